@@ -1,0 +1,5 @@
+//go:build !race
+
+package zarr_test
+
+const raceEnabled = false

@@ -1,0 +1,169 @@
+package zarr
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// Store is a key-value store holding the metadata documents and chunks of
+// Zarr nodes. Keys are "/"-separated relative paths such as "x/zarr.json"
+// or "x/c/1/0".
+//
+// Implementations are safe for concurrent use. Get returns a value the
+// caller owns; Set does not retain value after it returns.
+type Store interface {
+	// Get returns the value stored under key. A missing key is an error
+	// wrapping ErrNotFound.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Set stores value under key, replacing any previous value. It is
+	// atomic per key: a concurrent reader sees the old or the new value,
+	// never a part of one.
+	Set(ctx context.Context, key string, value []byte) error
+	// Delete removes key. A missing key is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// ReaderInto is implemented by stores that can read a value into a buffer
+// the caller provides, so reading a chunk allocates nothing value-sized.
+type ReaderInto interface {
+	// GetInto reads the whole value stored under key into dst and returns
+	// its length. A value longer than dst is an error wrapping ErrCorrupt;
+	// a missing key is an error wrapping ErrNotFound.
+	GetInto(ctx context.Context, key string, dst []byte) (int, error)
+}
+
+// Lister is implemented by stores that can enumerate their keys.
+type Lister interface {
+	// List returns the keys that start with prefix, sorted. The prefix is a
+	// plain string prefix: "x/" lists the keys inside node "x".
+	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// RangeGetter is implemented by stores that can read part of a value.
+type RangeGetter interface {
+	// GetRange returns up to length bytes of the value under key starting
+	// at offset (length < 0 reads to the end). A range past the end of the
+	// value is cut short, not an error; a missing key wraps ErrNotFound.
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+}
+
+// OpenStore opens the store named by rawURL:
+//
+//   - "file:///abs/dir" or a plain local path (relative or absolute): a
+//     directory on the local file system, created when the first value is
+//     written. Values are written to a temporary file beside their target
+//     and renamed into place, so writes are atomic per key; no side files
+//     (".attrs") are written.
+//   - "mem://name": an in-memory store shared by every OpenStore call with
+//     the same name in this process; "mem://" alone opens a fresh private
+//     store. A path after the name ("mem://name/sub") roots the store at
+//     that prefix.
+//
+// Release the store with Close.
+func OpenStore(ctx context.Context, rawURL string) (Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rawURL == "" {
+		return nil, fmt.Errorf("%w: empty store URL", ErrInvalid)
+	}
+	if !strings.Contains(rawURL, "://") {
+		return openFileStore(rawURL)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store URL %q: %v", ErrInvalid, rawURL, err)
+	}
+	if len(u.Query()) > 0 || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%w: store URL %q: query, fragment and user info are not supported", ErrInvalid, rawURL)
+	}
+	switch u.Scheme {
+	case "file":
+		switch u.Host {
+		case "", "localhost":
+			return openFileStore(u.Path)
+		case ".":
+			return openFileStore(strings.TrimPrefix(u.Path, "/"))
+		default:
+			return nil, fmt.Errorf("%w: store URL %q: file URLs name a local path (file:///abs/dir)", ErrInvalid, rawURL)
+		}
+	case "mem":
+		return openMemBlobStore(u.Host, strings.Trim(u.Path, "/"))
+	default:
+		return nil, fmt.Errorf("%w: store URL scheme %q", ErrNotImplemented, u.Scheme)
+	}
+}
+
+func openFileStore(path string) (Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: empty store path", ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store path %q: %v", ErrInvalid, path, err)
+	}
+	return newFileStore(abs)
+}
+
+// Close releases the resources behind s (for example an open bucket). It
+// does nothing for stores that hold none.
+func Close(s Store) error {
+	if c, ok := s.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// ValidateKey reports whether key is a valid store key: a non-empty
+// "/"-separated relative path with no empty, "." or ".." segments, no
+// backslash and no NUL. Errors wrap ErrInvalid.
+func ValidateKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty key", ErrInvalid)
+	}
+	if strings.HasPrefix(key, "/") {
+		return fmt.Errorf("%w: key %q is absolute", ErrInvalid, key)
+	}
+	if strings.ContainsAny(key, "\\\x00") {
+		return fmt.Errorf("%w: key %q contains a backslash or NUL", ErrInvalid, key)
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		switch seg {
+		case "":
+			return fmt.Errorf("%w: key %q has an empty segment", ErrInvalid, key)
+		case ".", "..":
+			return fmt.Errorf("%w: key %q has a %q segment", ErrInvalid, key, seg)
+		}
+	}
+	return nil
+}
+
+// validatePrefix checks a List prefix: "" or a key, optionally with a
+// trailing "/".
+func validatePrefix(prefix string) error {
+	p := strings.TrimSuffix(prefix, "/")
+	if p == "" {
+		if prefix != "" {
+			return fmt.Errorf("%w: list prefix %q", ErrInvalid, prefix)
+		}
+		return nil
+	}
+	return ValidateKey(p)
+}
+
+// cleanNodePath checks a node path: "" (the store root) or a key. Leading
+// and trailing slashes are removed first.
+func cleanNodePath(path string) (string, error) {
+	p := strings.Trim(path, "/")
+	if p == "" {
+		return "", nil
+	}
+	if err := ValidateKey(p); err != nil {
+		return "", fmt.Errorf("%w: node path %q", ErrInvalid, path)
+	}
+	return p, nil
+}

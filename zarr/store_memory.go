@@ -1,0 +1,137 @@
+package zarr
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// memoryStore is a Store in a Go map, safe for concurrent use.
+type memoryStore struct {
+	mu sync.RWMutex
+	m  map[string][]byte
+}
+
+// NewMemoryStore returns an empty in-memory store, safe for concurrent use.
+// It also implements ReaderInto, Lister and RangeGetter. Values are copied
+// in and out, so callers may reuse their buffers.
+func NewMemoryStore() Store {
+	return &memoryStore{m: make(map[string][]byte)}
+}
+
+func (s *memoryStore) lookup(ctx context.Context, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	v, ok := s.m[key]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: key %q", ErrNotFound, key)
+	}
+	// Stored slices are never modified in place (Set stores a fresh copy),
+	// so v may be read after the lock is released.
+	return v, nil
+}
+
+// Get implements Store.
+func (s *memoryStore) Get(ctx context.Context, key string) ([]byte, error) {
+	v, err := s.lookup(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(v), nil
+}
+
+// GetInto implements ReaderInto.
+func (s *memoryStore) GetInto(ctx context.Context, key string, dst []byte) (int, error) {
+	v, err := s.lookup(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) > len(dst) {
+		return 0, fmt.Errorf("%w: key %q holds %d bytes, more than the %d-byte buffer", ErrCorrupt, key, len(v), len(dst))
+	}
+	return copy(dst, v), nil
+}
+
+// GetRange implements RangeGetter.
+func (s *memoryStore) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	if offset < 0 {
+		return nil, fmt.Errorf("%w: negative offset %d for key %q", ErrInvalid, offset, key)
+	}
+	v, err := s.lookup(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(cutRange(v, offset, length)), nil
+}
+
+// cutRange returns the part of v that the range (offset, length) covers.
+func cutRange(v []byte, offset, length int64) []byte {
+	if offset >= int64(len(v)) {
+		return v[:0]
+	}
+	v = v[offset:]
+	if length >= 0 && length < int64(len(v)) {
+		v = v[:length]
+	}
+	return v
+}
+
+// Set implements Store.
+func (s *memoryStore) Set(ctx context.Context, key string, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	v := slices.Clone(value)
+	if v == nil {
+		v = []byte{}
+	}
+	s.mu.Lock()
+	s.m[key] = v
+	s.mu.Unlock()
+	return nil
+}
+
+// Delete implements Store.
+func (s *memoryStore) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.m, key)
+	s.mu.Unlock()
+	return nil
+}
+
+// List implements Lister.
+func (s *memoryStore) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	var keys []string
+	for k := range s.m {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(keys)
+	return keys, nil
+}
