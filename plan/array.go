@@ -1,0 +1,134 @@
+package plan
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/cubego/cubego/zarr"
+)
+
+var arrayCounter, opCounter atomic.Int64
+
+// Array is a node of the plan: a lazily defined N-dimensional array with a
+// shape, a data type and a chunking. Its data comes from exactly one of:
+// an Op (computed and stored as Zarr), a Generator (virtual: computed on the
+// fly wherever it is read, never stored) or a Source (an existing Zarr array).
+type Array struct {
+	ID     int64
+	Name   string
+	Shape  []int
+	DType  zarr.DataType
+	Chunks [][]int
+	Spec   *Spec
+
+	Op        *Op
+	Generator *Generator
+	Source    *ZarrRef
+
+	// Target, when set, is where the computed array is written (to_zarr).
+	// Otherwise the engine writes it to an intermediate under the work dir.
+	Target *ZarrRef
+}
+
+// ZarrRef names a Zarr array in a store.
+type ZarrRef struct {
+	Store      string `json:"store"` // local path or URL
+	Path       string `json:"path"`
+	Compressor string `json:"compressor,omitempty"` // "" or "zstd", for arrays the engine creates
+	// Overwrite allows replacing an existing array at a target.
+	Overwrite bool `json:"overwrite,omitempty"`
+}
+
+// NewArray returns an array node with a fresh name. Chunks must be
+// normalised already.
+func NewArray(shape []int, dt zarr.DataType, chunks [][]int, spec *Spec) *Array {
+	id := arrayCounter.Add(1)
+	if spec == nil {
+		spec = DefaultSpec()
+	}
+	return &Array{
+		ID: id, Name: fmt.Sprintf("array-%03d", id),
+		Shape: append([]int{}, shape...), DType: dt, Chunks: chunks, Spec: spec,
+	}
+}
+
+// NDim returns the number of dimensions.
+func (a *Array) NDim() int { return len(a.Shape) }
+
+// Size returns the number of elements.
+func (a *Array) Size() int64 { return Prod(a.Shape) }
+
+// NBytes returns the number of bytes of the whole array.
+func (a *Array) NBytes() int64 { return a.Size() * int64(a.DType.Size()) }
+
+// NumBlocks returns the number of blocks along each axis.
+func (a *Array) NumBlocks() []int {
+	nb := make([]int, len(a.Chunks))
+	for i, c := range a.Chunks {
+		nb[i] = len(c)
+	}
+	return nb
+}
+
+// NumTasks returns the number of blocks of the array.
+func (a *Array) NumTasks() int64 { return Prod(a.NumBlocks()) }
+
+// ChunkShape returns the largest block size along each axis.
+func (a *Array) ChunkShape() []int {
+	cs := make([]int, len(a.Chunks))
+	for i, c := range a.Chunks {
+		cs[i] = MaxChunk(c)
+	}
+	return cs
+}
+
+// ChunkBytes returns the bytes of the largest block.
+func (a *Array) ChunkBytes() int64 { return Prod(a.ChunkShape()) * int64(a.DType.Size()) }
+
+// BlockShape returns the shape of the block at the given block coordinates.
+func (a *Array) BlockShape(coords []int) []int {
+	s := make([]int, len(coords))
+	for i, c := range coords {
+		s[i] = a.Chunks[i][c]
+	}
+	return s
+}
+
+// Virtual reports whether the array is computed wherever it is read.
+func (a *Array) Virtual() bool { return a.Generator != nil }
+
+func (a *Array) String() string {
+	return fmt.Sprintf("%s<shape=%v, dtype=%s, chunks=%v>", a.Name, a.Shape, a.DType, a.Chunks)
+}
+
+// Generator describes a virtual array: one whose values are a pure function
+// of the element index, so any region can be produced where it is read.
+type Generator struct {
+	Kind  string  `json:"kind"` // "full", "arange", "random", "literal"
+	Value Scalar  `json:"value,omitempty"`
+	Start float64 `json:"start,omitempty"`
+	Step  float64 `json:"step,omitempty"`
+	Seed  uint64  `json:"seed,omitempty"`
+	// Data holds a literal array's bytes (C order, little-endian).
+	Data []byte `json:"data,omitempty"`
+}
+
+// Scalar is a Python-like scalar value: Kind is 'b' (bool), 'i' (int64),
+// 'u' (uint64), 'f' (float64) or 'c' (complex128).
+type Scalar struct {
+	Kind byte       `json:"kind"`
+	B    bool       `json:"b,omitempty"`
+	I    int64      `json:"i,omitempty"`
+	U    uint64     `json:"u,omitempty"`
+	F    float64    `json:"f,omitempty"`
+	C    complex128 `json:"-"`
+}
+
+// Prod returns the product of ints as int64 (1 for none).
+func Prod(xs []int) int64 {
+	p := int64(1)
+	for _, x := range xs {
+		p *= int64(x)
+	}
+	return p
+}

@@ -1,0 +1,164 @@
+package plan
+
+// Fuse rewrites the plan so that elementwise ops feed their consumers
+// directly: when an op C reads an array X that only C reads, and X comes
+// from a "map" op P, C's kernel is given P's expression in place of its
+// reads of X and reads P's inputs itself, so X is never stored. Maps
+// compose: P reading element s + t·j of an input for X's element j, and C
+// reading X's element S + T·i for its own element i, makes the fused op
+// read element (s + t·S) + t·T·i. A fusion is kept only when the fused op's
+// projected memory fits allowed_mem.
+//
+// Fuse leaves the arrays and ops that users hold untouched: fused ops are
+// new ops producing the same output arrays.
+func (p *Plan) Fuse() {
+	outputs := map[*Array]bool{}
+	for _, a := range p.Outputs {
+		outputs[a] = true
+	}
+	consumers := map[*Array]int{}
+	for _, o := range p.Ops {
+		for _, a := range o.Op.InputArrays() {
+			consumers[a]++
+		}
+	}
+	producer := map[*Array]*OpInfo{}
+	removed := map[*OpInfo]bool{}
+	var kept []*OpInfo
+	for _, o := range p.Ops {
+		cur := o.Op
+		for changed := true; changed; {
+			changed = false
+			for _, a := range cur.InputArrays() {
+				prod, ok := producer[a]
+				if !ok || removed[prod] || outputs[a] || a.Target != nil || consumers[a] != 1 {
+					continue
+				}
+				fused := fuseInto(cur, prod.Op)
+				if fused == nil {
+					continue
+				}
+				if pm := ProjectedMem(fused); pm <= p.Spec.AllowedMem {
+					cur = fused
+					removed[prod] = true
+					changed = true
+					break
+				}
+			}
+		}
+		info := o
+		if cur != o.Op {
+			info = &OpInfo{Op: cur, NumTasks: cur.Output.NumTasks(), ProjectedMem: ProjectedMem(cur)}
+		}
+		producer[o.Op.Output] = info
+		kept = append(kept, info)
+	}
+	p.Ops = p.Ops[:0]
+	for _, o := range kept {
+		if !removed[o] {
+			p.Ops = append(p.Ops, o)
+		}
+	}
+}
+
+func isMap(op *Op) bool {
+	return op.Kind == "blockwise" && op.Kernel.Core == "map" && len(op.Kernel.Exprs) == 1
+}
+
+// fuseInto returns consumer c with producer p fused in, or nil when the
+// two cannot fuse. The consumer is a map, or a reduction round folding
+// over p's output (only its folded operand, Exprs[0], reads inputs).
+func fuseInto(c, p *Op) *Op {
+	reduce := c.Kind == "blockwise" && c.Kernel.Core == "reduce"
+	if !(isMap(c) || reduce) || !isMap(p) {
+		return nil
+	}
+	x := p.Output
+	// C's inputs, less those reading X; then P's inputs composed with C's
+	// map of X. Each read of X (C may read X more than once, as in x*x)
+	// gets its own copy of P's inputs.
+	var inputs []Input
+	remap := make([]int, len(c.Inputs))
+	var xReads []int
+	for i, in := range c.Inputs {
+		if in.Array == x {
+			remap[i] = -1
+			xReads = append(xReads, i)
+			continue
+		}
+		remap[i] = len(inputs)
+		inputs = append(inputs, in)
+	}
+	subst := map[int]*Expr{}
+	for _, i := range xReads {
+		outer := c.Inputs[i].Dims
+		pmap := make([]int, len(p.Inputs))
+		for k, pin := range p.Inputs {
+			dims := make([]DimMap, len(pin.Dims))
+			for d, m := range pin.Dims {
+				cm, ok := compose(m, outer, pin.Array.Chunks[d], x.Chunks)
+				if !ok {
+					return nil
+				}
+				dims[d] = cm
+			}
+			pmap[k] = len(inputs)
+			inputs = append(inputs, Input{Array: pin.Array, Dims: dims})
+		}
+		subst[i] = renumber(p.Kernel.Exprs[0], func(k int) *Expr { return &Expr{Op: "input", Input: pmap[k], DType: p.Inputs[k].Array.DType} })
+	}
+	expr := renumber(c.Kernel.Exprs[0], func(i int) *Expr {
+		if e, ok := subst[i]; ok {
+			return e
+		}
+		return &Expr{Op: "input", Input: remap[i], DType: c.Inputs[i].Array.DType}
+	})
+	k := c.Kernel
+	k.Exprs = append([]*Expr{expr}, c.Kernel.Exprs[1:]...)
+	fn := p.Func + "+" + c.Func
+	return &Op{ID: c.ID, Name: c.Name, Func: fn, Kind: c.Kind, Inputs: inputs, Output: c.Output,
+		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem)}
+}
+
+// compose maps a dimension of one of P's inputs, given in the frame of
+// P's output X, into the frame of C's output through C's maps of X. in is
+// that input dimension's chunks, xChunks X's chunks: a dimension C folds
+// over block by block composes only where the input has X's blocks there.
+func compose(m DimMap, outer []DimMap, in []int, xChunks [][]int) (DimMap, bool) {
+	switch m.Kind {
+	case Const:
+		return m, true
+	case Affine:
+		if m.Step == 0 {
+			return DimMap{Kind: Affine, Start: m.Start, Step: 0}, true
+		}
+		o := outer[m.OutDim]
+		switch o.Kind {
+		case Const:
+			return DimMap{Kind: Const, Index: m.Start + m.Step*o.Index}, true
+		case Affine:
+			if o.Step == 0 {
+				return DimMap{Kind: Affine, Start: m.Start + m.Step*o.Start, Step: 0}, true
+			}
+			return DimMap{Kind: Affine, OutDim: o.OutDim, Start: m.Start + m.Step*o.Start, Step: m.Step * o.Step, Frame: o.Frame}, true
+		case Blocks:
+			if m.Start == 0 && m.Step == 1 && equalInts(in, xChunks[m.OutDim]) {
+				return o, true
+			}
+		}
+	}
+	return DimMap{}, false
+}
+
+// renumber copies e, replacing each input leaf by leaf(index).
+func renumber(e *Expr, leaf func(int) *Expr) *Expr {
+	if e.Op == "input" {
+		return leaf(e.Input)
+	}
+	c := *e
+	c.Args = make([]*Expr, len(e.Args))
+	for i, a := range e.Args {
+		c.Args[i] = renumber(a, leaf)
+	}
+	return &c
+}

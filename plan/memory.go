@@ -1,0 +1,123 @@
+package plan
+
+import "strings"
+
+// BufferCopies are the extra copies of a chunk that reading or writing it
+// through Zarr may hold at once (the encoded bytes beside the decoded
+// block), as in Cubed's memory model.
+type BufferCopies struct{ Read, Write int64 }
+
+// CopiesFor returns the buffer copies for a work dir: one each on local
+// disk, two each on object stores (whose clients buffer requests).
+func CopiesFor(workDir string) BufferCopies {
+	for _, p := range []string{"s3://", "gs://", "gcs://", "azblob://", "az://"} {
+		if strings.HasPrefix(workDir, p) {
+			return BufferCopies{Read: 2, Write: 2}
+		}
+	}
+	return BufferCopies{Read: 1, Write: 1}
+}
+
+// ProjectedMem returns the most memory one task of op can use:
+//
+//	reserved_mem + Σ inputs + kernel temporaries + extra + output × (1 + write copies)
+//
+// where an input term is, per input and for the largest region a task
+// reads at one step:
+//
+//   - virtual input: the region (generated in place);
+//   - stored input read whole blocks at a time ("aligned"): the stored chunk
+//     × (1 + read copies) — the region is read into a chunk-sized buffer and
+//     compacted in place;
+//   - stored input read at other positions: the region plus one stored chunk
+//     × (1 + read copies), since the region is assembled one chunk at a time.
+//
+// The output block is allocated at its stored chunk size and written from
+// there, with write-copies extra for the encoded bytes. Kernel temporaries
+// are the intermediate results of an expression (map core) or of the
+// operand expressions (reduce and matmul cores), each the size of the
+// largest output block or input region.
+func ProjectedMem(op *Op) int64 {
+	spec := op.Output.Spec
+	copies := CopiesFor(spec.WorkDir)
+	total := spec.ReservedMem + op.ExtraMem
+	var maxRegion int64
+	for i, in := range op.Inputs {
+		region := op.MaxInputRegionBytes(i)
+		maxRegion = max(maxRegion, region)
+		switch {
+		case in.Array.Virtual():
+			total += region
+		case op.InputAligned(i):
+			total += in.Array.ChunkBytes() * (1 + copies.Read)
+		default:
+			total += region + in.Array.ChunkBytes()*(1+copies.Read)
+		}
+	}
+	outBytes := op.Output.ChunkBytes()
+	total += outBytes * (1 + copies.Write)
+	elem := int64(16) // temporaries are costed at the widest element size
+	switch op.Kernel.Core {
+	case "map":
+		for _, e := range op.Kernel.Exprs {
+			total += int64(e.Temporaries()) * op.Output.ChunkBytes() / int64(max(op.Output.DType.Size(), 1)) * elem
+		}
+	default:
+		for _, e := range op.Kernel.Exprs {
+			if e.Op != "input" {
+				total += int64(1+e.Temporaries()) * maxRegion / int64(minInputSize(op)) * elem
+			}
+		}
+		// The reduction of one step before it is combined into the output.
+		total += outBytes
+	}
+	return total
+}
+
+func minInputSize(op *Op) int {
+	m := 16
+	for _, in := range op.Inputs {
+		m = min(m, in.Array.DType.Size())
+	}
+	return max(m, 1)
+}
+
+// InputAligned reports whether every region of input i that a task reads is
+// exactly one block of the input array, so it can be read without
+// assembling it from several chunks.
+func (op *Op) InputAligned(i int) bool {
+	in := op.Inputs[i]
+	for d, m := range in.Dims {
+		switch m.Kind {
+		case Blocks:
+			continue
+		case Const:
+			if len(in.Array.Chunks[d]) != 1 || in.Array.Shape[d] != 1 {
+				return false
+			}
+		case Affine:
+			if m.Step == 0 {
+				if in.Array.Shape[d] != 1 {
+					return false
+				}
+				continue
+			}
+			if m.Step != 1 || m.Start != 0 || !equalInts(in.Array.Chunks[d], op.Output.Chunks[m.OutDim]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

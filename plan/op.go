@@ -1,0 +1,273 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/cubego/cubego/zarr"
+)
+
+// Op is a blockwise primitive: each task computes one block of Output from
+// regions of its Inputs. Which region of each input a task reads is given by
+// per-dimension maps, so element-aligned, misaligned, broadcast, sliced,
+// rechunked and reduced inputs are all expressed the same way. How the
+// regions become the output block is the Kernel.
+type Op struct {
+	ID     int64
+	Name   string // "op-003"
+	Func   string // what the user called, e.g. "add", "sum", "rechunk"
+	Kind   string // "blockwise" or "rechunk"
+	Inputs []Input
+	Output *Array
+	Kernel Kernel
+	// ExtraMem is memory a task needs beyond its input regions, output
+	// block and expression temporaries (projected by Kernel).
+	ExtraMem int64
+}
+
+// Input binds an array to an op: Dims has one map per dimension of Array.
+type Input struct {
+	Array *Array
+	Dims  []DimMap
+}
+
+// DimKind says how an input dimension follows the output block.
+type DimKind uint8
+
+const (
+	// Affine: input element = Start + Step*output element along OutDim.
+	// Step 0 reads the single element Start (broadcasting).
+	Affine DimKind = iota
+	// Const: the single input element Index (the dimension is dropped).
+	Const
+	// Blocks: the input blocks [e0*Factor, e1*Factor) where [e0, e1) is the
+	// output block's element range along OutDim, or all blocks when OutDim
+	// is -1. The task iterates over them one block at a time, in lockstep
+	// with the other inputs' Blocks dimensions on the same IterAxis.
+	Blocks
+)
+
+// DimMap maps an output block to the range of one input dimension.
+type DimMap struct {
+	Kind     DimKind
+	OutDim   int
+	Start    int
+	Step     int
+	Index    int
+	Factor   int
+	IterAxis int
+	// Frame is, for reduce kernels, the dimension of the folded operand
+	// that this input dimension runs along (Affine with Step ≠ 0, Blocks).
+	Frame int
+}
+
+// Identity returns the maps of an input read at the output's own positions.
+func Identity(ndim int) []DimMap {
+	d := make([]DimMap, ndim)
+	for i := range d {
+		d[i] = DimMap{Kind: Affine, OutDim: i, Step: 1}
+	}
+	return d
+}
+
+// Kernel says how input regions become an output block.
+type Kernel struct {
+	// Core is "map" (Exprs[0] evaluated over the output block), "reduce"
+	// (Exprs[0] folded over the iteration steps with Reduce along Axes,
+	// keeping dims) or "matmul" (Exprs[0] @ Exprs[1], summed over steps).
+	Core   string
+	Exprs  []*Expr
+	Reduce string
+	// Axes are the folded dimensions of the operand frame (reduce), which
+	// has FrameNDim dimensions.
+	Axes      []int
+	FrameNDim int
+}
+
+// Expr is an elementwise expression over an op's inputs.
+type Expr struct {
+	Op    string        // "input", "const", or a kernel op name ("add", "astype", ...)
+	Input int           // for "input": the index into Op.Inputs
+	Value Scalar        // for "const"
+	DType zarr.DataType // the result's data type
+	Args  []*Expr
+}
+
+// InputExpr returns the expression reading input i of dtype dt.
+func InputExpr(i int, dt zarr.DataType) *Expr { return &Expr{Op: "input", Input: i, DType: dt} }
+
+// Temporaries returns how many full-size buffers evaluating e needs beyond
+// its result buffer, when operands are freed as soon as they are used.
+func (e *Expr) Temporaries() int {
+	if e == nil || e.Op == "input" || e.Op == "const" {
+		return 0
+	}
+	// Evaluating argument k needs its own temporaries while the k results
+	// before it are alive.
+	peak := 0
+	live := 0
+	for _, a := range e.Args {
+		own := 0
+		if a.Op != "input" && a.Op != "const" {
+			own = 1 + a.Temporaries()
+		}
+		peak = max(peak, live+own)
+		if own > 0 {
+			live++
+		}
+	}
+	return peak
+}
+
+// NewOp creates an op and links it as the producer of out.
+func NewOp(fn, kind string, inputs []Input, out *Array, k Kernel) *Op {
+	id := opCounter.Add(1)
+	op := &Op{ID: id, Name: fmt.Sprintf("op-%03d", id), Func: fn, Kind: kind, Inputs: inputs, Output: out, Kernel: k}
+	out.Op = op
+	return op
+}
+
+// Region is a strided range of elements per dimension: element i of
+// dimension d is Start[d] + Step[d]*i for i < Count[d].
+type Region struct {
+	Start, Step, Count []int
+}
+
+// Size returns the number of elements of the region.
+func (r Region) Size() int64 { return Prod(r.Count) }
+
+// OutputRange returns the element range [lo, hi) of an output block per dim.
+func (op *Op) OutputRange(block []int) (lo, hi []int) {
+	out := op.Output
+	lo = make([]int, len(block))
+	hi = make([]int, len(block))
+	for d, b := range block {
+		s := 0
+		for _, c := range out.Chunks[d][:b] {
+			s += c
+		}
+		lo[d], hi[d] = s, s+out.Chunks[d][b]
+	}
+	return lo, hi
+}
+
+// blocksRange returns the input block range a Blocks map covers for an
+// output block.
+func (m DimMap) blocksRange(in *Array, d int, lo, hi []int) (int, int) {
+	nb := len(in.Chunks[d])
+	if m.OutDim < 0 {
+		return 0, nb
+	}
+	return min(lo[m.OutDim]*m.Factor, nb), min(hi[m.OutDim]*m.Factor, nb)
+}
+
+// IterShape returns the number of steps along each iteration axis of the
+// task computing the given output block (nil for a single step).
+func (op *Op) IterShape(block []int) []int {
+	lo, hi := op.OutputRange(block)
+	var shape []int
+	for _, in := range op.Inputs {
+		for d, m := range in.Dims {
+			if m.Kind != Blocks {
+				continue
+			}
+			for len(shape) <= m.IterAxis {
+				shape = append(shape, 0)
+			}
+			b0, b1 := m.blocksRange(in.Array, d, lo, hi)
+			shape[m.IterAxis] = b1 - b0
+		}
+	}
+	return shape
+}
+
+// InputRegion returns the region of input i that the task for an output
+// block reads at an iteration step (nil step for ops without iteration).
+func (op *Op) InputRegion(i int, block, step []int) Region {
+	in := op.Inputs[i]
+	lo, hi := op.OutputRange(block)
+	n := len(in.Dims)
+	r := Region{Start: make([]int, n), Step: make([]int, n), Count: make([]int, n)}
+	for d, m := range in.Dims {
+		switch m.Kind {
+		case Affine:
+			if m.Step == 0 {
+				r.Start[d], r.Step[d], r.Count[d] = m.Start, 1, 1
+			} else {
+				r.Start[d], r.Step[d], r.Count[d] = m.Start+m.Step*lo[m.OutDim], m.Step, hi[m.OutDim]-lo[m.OutDim]
+			}
+		case Const:
+			r.Start[d], r.Step[d], r.Count[d] = m.Index, 1, 1
+		case Blocks:
+			b0, _ := m.blocksRange(in.Array, d, lo, hi)
+			b := b0 + step[m.IterAxis]
+			off := 0
+			for _, c := range in.Array.Chunks[d][:b] {
+				off += c
+			}
+			r.Start[d], r.Step[d], r.Count[d] = off, 1, in.Array.Chunks[d][b]
+		}
+	}
+	return r
+}
+
+// MaxInputRegionBytes returns the bytes of the largest region of input i
+// that any task reads at one step.
+func (op *Op) MaxInputRegionBytes(i int) int64 {
+	in := op.Inputs[i]
+	out := op.Output
+	n := int64(in.Array.DType.Size())
+	for d, m := range in.Dims {
+		switch m.Kind {
+		case Affine:
+			if m.Step != 0 {
+				n *= int64(MaxChunk(out.Chunks[m.OutDim]))
+			}
+		case Blocks:
+			n *= int64(MaxChunk(in.Array.Chunks[d]))
+		}
+	}
+	return n
+}
+
+// check verifies that the op's maps fit its arrays, so that computing
+// regions cannot go out of range.
+func (op *Op) check() error {
+	nout := op.Output.NDim()
+	for i, in := range op.Inputs {
+		if len(in.Dims) != in.Array.NDim() {
+			return fmt.Errorf("plan: %s input %d has %d dimension maps for %d dimensions", op, i, len(in.Dims), in.Array.NDim())
+		}
+		for d, m := range in.Dims {
+			bad := false
+			switch m.Kind {
+			case Affine:
+				bad = m.Step != 0 && (m.OutDim < 0 || m.OutDim >= nout)
+			case Const:
+				bad = m.Index < 0 || m.Index >= in.Array.Shape[d]
+			case Blocks:
+				bad = m.OutDim >= nout || m.IterAxis < 0 || (m.OutDim >= 0 && m.Factor < 1)
+			default:
+				bad = true
+			}
+			if bad {
+				return fmt.Errorf("plan: %s input %d has an invalid map %+v for dimension %d", op, i, m, d)
+			}
+		}
+	}
+	return nil
+}
+
+// InputArrays returns the arrays an op reads, without repeats.
+func (op *Op) InputArrays() []*Array {
+	var out []*Array
+	seen := map[*Array]bool{}
+	for _, in := range op.Inputs {
+		if !seen[in.Array] {
+			seen[in.Array] = true
+			out = append(out, in.Array)
+		}
+	}
+	return out
+}
+
+func (op *Op) String() string { return fmt.Sprintf("%s (%s)", op.Name, op.Func) }
