@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"math"
+
+	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
+)
+
+// ChunkSpec is a user's chunk specification as decoded JSON (see
+// plan.NormalizeChunks).
+type ChunkSpec = any
+
+func checkShape(shape []int) error {
+	for _, n := range shape {
+		if n < 0 {
+			return plan.Errorf(plan.ErrValue, "negative dimensions are not allowed: shape %s", FormatShape(shape))
+		}
+	}
+	return nil
+}
+
+func virtual(shape []int, dt DType, chunks ChunkSpec, spec *plan.Spec, g *plan.Generator) (*plan.Array, error) {
+	if err := checkShape(shape); err != nil {
+		return nil, err
+	}
+	if spec == nil {
+		spec = plan.DefaultSpec()
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := plan.NormalizeChunks(chunks, shape, dt.Size(), autoLimit(spec))
+	if err != nil {
+		return nil, err
+	}
+	a := plan.NewArray(shape, dt, c, spec)
+	a.Generator = g
+	return a, nil
+}
+
+// autoLimit is the chunk size "auto" aims for under a spec: small enough
+// that an op with a few inputs fits allowed_mem.
+func autoLimit(spec *plan.Spec) int64 {
+	return max((spec.AllowedMem-spec.ReservedMem)/10, 1)
+}
+
+// Full returns a virtual array filled with value.
+func Full(shape []int, dt DType, value plan.Scalar, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+	if err := checkScalarFits("full", value, dt); err != nil {
+		return nil, err
+	}
+	return virtual(shape, dt, chunks, spec, &plan.Generator{Kind: "full", Value: value})
+}
+
+// Empty returns a virtual array whose values are unspecified (zeros).
+func Empty(shape []int, dt DType, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+	return Full(shape, dt, plan.Scalar{Kind: 'i'}, chunks, spec)
+}
+
+// Arange returns the virtual 1-D array start, start+step, ... below stop.
+func Arange(start, stop, step float64, dt DType, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+	if step == 0 {
+		return nil, plan.Errorf(plan.ErrValue, "arange: step must not be zero")
+	}
+	if math.IsNaN(start) || math.IsNaN(stop) || math.IsNaN(step) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
+		return nil, plan.Errorf(plan.ErrValue, "arange: start, stop and step must be finite")
+	}
+	n := int(math.Max(0, math.Ceil((stop-start)/step)))
+	return virtual([]int{n}, dt, chunks, spec, &plan.Generator{Kind: "arange", Start: start, Step: step})
+}
+
+// RandomSeed returns a fresh seed for Random.
+func RandomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// Random returns a virtual array of uniform values in [0, 1). Each value is
+// a function of the seed and the element's index, so the array has the
+// same values however it is chunked and however often it is computed.
+func Random(shape []int, dt DType, seed uint64, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+	if dt != Float32 && dt != Float64 {
+		return nil, plan.Errorf(plan.ErrType, "random: dtype must be float32 or float64, got %s", dt)
+	}
+	return virtual(shape, dt, chunks, spec, &plan.Generator{Kind: "random", Seed: seed})
+}
+
+// FromBuffer returns a virtual array holding a copy of data (C order,
+// little-endian).
+func FromBuffer(shape []int, dt DType, data []byte, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+	if err := checkShape(shape); err != nil {
+		return nil, err
+	}
+	if want := plan.Prod(shape) * int64(dt.Size()); int64(len(data)) != want {
+		return nil, plan.Errorf(plan.ErrValue, "buffer has %d bytes, but shape %s of %s needs %d", len(data), FormatShape(shape), dt, want)
+	}
+	return virtual(shape, dt, chunks, spec, &plan.Generator{Kind: "literal", Data: append([]byte(nil), data...)})
+}
+
+// FromZarr returns an array reading an existing Zarr array. With chunks
+// other than the stored ones, it is rechunked on reading.
+func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+	if spec == nil {
+		spec = plan.DefaultSpec()
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := zarr.OpenStore(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	defer zarr.Close(s)
+	z, err := zarr.OpenArray(ctx, s, path)
+	if err != nil {
+		return nil, err
+	}
+	meta := z.Metadata()
+	dt := meta.DataType
+	if dt == zarr.Float16 {
+		return nil, plan.Errorf(plan.ErrNotImplemented, "from_zarr: float16 arrays are not supported yet")
+	}
+	stored := make([][]int, len(meta.Shape))
+	for i, n := range meta.Shape {
+		stored[i] = plan.RegularChunks(n, meta.ChunkShape[i])
+	}
+	a := plan.NewArray(meta.Shape, dt, stored, spec)
+	a.Source = &plan.ZarrRef{Store: store, Path: path}
+	if chunks == nil {
+		return a, nil
+	}
+	return Rechunk(a, chunks)
+}

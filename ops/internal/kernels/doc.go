@@ -1,0 +1,47 @@
+// Package kernels holds cubego's chunk kernels: the loops that compute one
+// chunk of an operation's output from chunk buffers, with numpy (Array API)
+// semantics.
+//
+// # Buffers and operands
+//
+// A chunk is a []byte of little-endian elements of a [zarr.DataType]. An
+// [Operand] is an N-D view of such a buffer: a shape, strides in elements
+// (nil for C order, 0 to broadcast, never negative) and an offset. Outputs
+// are always C-contiguous; inputs may be any view of the output's shape, so
+// broadcasting and transposes cost no copies. Bool elements are bytes 0 and
+// 1. Float16 is a storage type: only [Cast] reads or writes it.
+//
+// # Operations
+//
+//   - [Unary], [Binary] and [Where]: elementwise operations named as in the
+//     Array API ("add", "floor_divide", "isnan", ...).
+//   - [Cast], [ScalarBytes], [Fill]: dtype conversion with numpy's astype
+//     semantics, scalars and constant chunks.
+//   - [Reduce]: sum, prod, min, max, any, all and the nan-skipping variants
+//     over any axes, starting or continuing an accumulation across chunks.
+//   - [Matmul]: batched matrix products (gonum BLAS for floats and complex).
+//   - [Arange], [RandomUniform], [RandomIntegers]: chunk generators whose
+//     values depend only on the element's index in the whole array, never on
+//     the chunking.
+//   - [CopyStrided]: materialises a view (transpose, broadcast, slice).
+//
+// Semantics follow numpy 2 where Go differs: integer division and remainder
+// round toward −∞ and give 0 for a zero divisor, integer overflow wraps,
+// shifts by the bit width or more give 0 (or −1), maximum and minimum
+// propagate NaN, round is half to even, float32 transcendental functions are
+// computed in float64 and rounded. An operation not defined for a dtype
+// returns an [UnsupportedError]; no input makes a kernel panic.
+//
+// # Dispatch and loops
+//
+// Each call picks its (op, dtype) loop once, with one flat switch, and then
+// runs a plain generic loop over contiguous blocks: an indirect call per
+// element would cost about 3.5x. The elementwise loops and their switches
+// are generated from one table by gen_loops.go (go generate), since
+// generics abstract the dtypes but not the operators. When every input is
+// contiguous a loop runs once over the whole chunk; otherwise the shape is
+// coalesced and walked row by row, and inputs whose rows are strided or
+// broadcast are first gathered into small scratch blocks.
+package kernels
+
+//go:generate go run gen_loops.go

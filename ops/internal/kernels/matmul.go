@@ -1,0 +1,166 @@
+package kernels
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/cblas128"
+	"gonum.org/v1/gonum/blas/cblas64"
+
+	"github.com/cubego/cubego/zarr"
+)
+
+// Matmul computes acc = a @ b (first) or acc += a @ b over a stack of
+// matrices: a is (..., m, k), b (..., k, n) and acc (..., m, n), all
+// C-contiguous with the same batch shape and dtype. Floats and complex
+// numbers use gonum's Gemm; integers wrap; bool is an OR of ANDs. 1-D
+// operands are the caller's to reshape.
+func Matmul(acc, a, b Operand, first bool) error {
+	dt := acc.DType
+	if a.DType != dt || b.DType != dt {
+		return fmt.Errorf("kernels: matmul of %s and %s into %s: dtypes must match", a.DType, b.DType, dt)
+	}
+	nd := len(acc.Shape)
+	if nd < 2 || len(a.Shape) != nd || len(b.Shape) != nd {
+		return fmt.Errorf("kernels: matmul shapes %v @ %v -> %v: need equal ranks >= 2", a.Shape, b.Shape, acc.Shape)
+	}
+	m, k, n := a.Shape[nd-2], a.Shape[nd-1], b.Shape[nd-1]
+	if b.Shape[nd-2] != k || acc.Shape[nd-2] != m || acc.Shape[nd-1] != n ||
+		!sameShape(a.Shape[:nd-2], acc.Shape[:nd-2]) || !sameShape(b.Shape[:nd-2], acc.Shape[:nd-2]) {
+		return fmt.Errorf("kernels: matmul shapes %v @ %v -> %v do not match", a.Shape, b.Shape, acc.Shape)
+	}
+	_, c, err := checkDst(acc)
+	if err != nil {
+		return err
+	}
+	_, ad, err := checkDst(a)
+	if err != nil {
+		return fmt.Errorf("kernels: matmul left operand: %w", err)
+	}
+	_, bd, err := checkDst(b)
+	if err != nil {
+		return fmt.Errorf("kernels: matmul right operand: %w", err)
+	}
+	batch, _ := numElements(acc.Shape[:nd-2])
+	if m == 0 || n == 0 || batch == 0 {
+		return nil
+	}
+	if k == 0 {
+		if first {
+			clear(c)
+		}
+		return nil
+	}
+	var mm func(c, a, b []byte)
+	switch dt {
+	case zarr.Float32:
+		mm = func(c, a, b []byte) {
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
+				blas32.General{Rows: m, Cols: k, Stride: k, Data: as[float32](a)},
+				blas32.General{Rows: k, Cols: n, Stride: n, Data: as[float32](b)},
+				beta[float32](first), blas32.General{Rows: m, Cols: n, Stride: n, Data: as[float32](c)})
+		}
+	case zarr.Float64:
+		mm = func(c, a, b []byte) {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+				blas64.General{Rows: m, Cols: k, Stride: k, Data: as[float64](a)},
+				blas64.General{Rows: k, Cols: n, Stride: n, Data: as[float64](b)},
+				beta[float64](first), blas64.General{Rows: m, Cols: n, Stride: n, Data: as[float64](c)})
+		}
+	case zarr.Complex64:
+		mm = func(c, a, b []byte) {
+			cblas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
+				cblas64.General{Rows: m, Cols: k, Stride: k, Data: as[complex64](a)},
+				cblas64.General{Rows: k, Cols: n, Stride: n, Data: as[complex64](b)},
+				beta[complex64](first), cblas64.General{Rows: m, Cols: n, Stride: n, Data: as[complex64](c)})
+		}
+	case zarr.Complex128:
+		mm = func(c, a, b []byte) {
+			cblas128.Gemm(blas.NoTrans, blas.NoTrans, 1,
+				cblas128.General{Rows: m, Cols: k, Stride: k, Data: as[complex128](a)},
+				cblas128.General{Rows: k, Cols: n, Stride: n, Data: as[complex128](b)},
+				beta[complex128](first), cblas128.General{Rows: m, Cols: n, Stride: n, Data: as[complex128](c)})
+		}
+	case zarr.Int8:
+		mm = intMatmul[int8](m, k, n, first)
+	case zarr.Int16:
+		mm = intMatmul[int16](m, k, n, first)
+	case zarr.Int32:
+		mm = intMatmul[int32](m, k, n, first)
+	case zarr.Int64:
+		mm = intMatmul[int64](m, k, n, first)
+	case zarr.Uint8:
+		mm = intMatmul[uint8](m, k, n, first)
+	case zarr.Uint16:
+		mm = intMatmul[uint16](m, k, n, first)
+	case zarr.Uint32:
+		mm = intMatmul[uint32](m, k, n, first)
+	case zarr.Uint64:
+		mm = intMatmul[uint64](m, k, n, first)
+	case zarr.Bool:
+		mm = func(c, a, b []byte) { boolMatmul(c, a, b, m, k, n, first) }
+	default:
+		return unsupported("matmul", dt)
+	}
+	size := dt.Size()
+	aLen, bLen, cLen := m*k*size, k*n*size, m*n*size
+	for i := range batch {
+		mm(c[i*cLen:(i+1)*cLen], ad[i*aLen:(i+1)*aLen], bd[i*bLen:(i+1)*bLen])
+	}
+	return nil
+}
+
+// beta is Gemm's beta: 0 overwrites acc (without reading it), 1 adds to it.
+func beta[T float | complexFloat](first bool) T {
+	if first {
+		return 0
+	}
+	return 1
+}
+
+// intMatmul multiplies one (m, k) by one (k, n) integer matrix in i-p-j
+// order, so the inner loop runs along contiguous rows of b and c.
+func intMatmul[T integer](m, k, n int, first bool) func(c, a, b []byte) {
+	return func(cb, ab, bb []byte) {
+		c, a, b := as[T](cb), as[T](ab), as[T](bb)
+		for i := range m {
+			crow := c[i*n : (i+1)*n]
+			if first {
+				clear(crow)
+			}
+			for p, av := range a[i*k : (i+1)*k] {
+				if av == 0 {
+					continue
+				}
+				// Meaning: for j := range crow { crow[j] += av * b[p*n+j] }.
+				brow := b[p*n : (p+1)*n]
+				brow = brow[:len(crow)]
+				for j := range crow {
+					crow[j] += av * brow[j]
+				}
+			}
+		}
+	}
+}
+
+// boolMatmul is c[i,j] = OR_p (a[i,p] AND b[p,j]).
+func boolMatmul(c, a, b []byte, m, k, n int, first bool) {
+	for i := range m {
+		crow := c[i*n : (i+1)*n]
+		if first {
+			clear(crow)
+		}
+		for p, av := range a[i*k : (i+1)*k] {
+			if av == 0 {
+				continue
+			}
+			brow := b[p*n : (p+1)*n]
+			brow = brow[:len(crow)]
+			for j := range crow {
+				crow[j] |= b2u(brow[j] != 0)
+			}
+		}
+	}
+}

@@ -1,0 +1,326 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/cubego/cubego/ops/internal/kernels"
+	"github.com/cubego/cubego/plan"
+)
+
+// Allocator provides the buffers of a task. Free returns a buffer that the
+// task no longer uses.
+type Allocator interface {
+	Allocate(n int) []byte
+	Free(b []byte)
+}
+
+// Block is a C-contiguous block of elements.
+type Block struct {
+	DType DType
+	Shape []int
+	Data  []byte
+}
+
+// TaskKernel runs the kernel of one op on the blocks of one task: Step is
+// called once per iteration step with that step's input regions (in each
+// input's own dimension order), then Finish once.
+type TaskKernel struct {
+	op *plan.Op
+}
+
+// NewTaskKernel checks an op's kernel and returns its runner.
+func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
+	k := op.Kernel
+	switch k.Core {
+	case "map":
+		if len(k.Exprs) != 1 {
+			return nil, fmt.Errorf("ops: map kernel of %s needs one expression", op)
+		}
+	case "reduce":
+		if len(k.Exprs) < 1 || len(k.Exprs) > 2 {
+			return nil, fmt.Errorf("ops: reduce kernel of %s needs one or two expressions", op)
+		}
+	case "matmul":
+		if len(k.Exprs) != 2 || len(op.Inputs) != 2 {
+			return nil, fmt.Errorf("ops: matmul kernel of %s needs two operands", op)
+		}
+	default:
+		return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
+	}
+	return &TaskKernel{op: op}, nil
+}
+
+// CopyOnly reports whether the kernel copies input 0 unchanged into the
+// output, so the engine may read the input region straight into the output
+// buffer.
+func (t *TaskKernel) CopyOnly() bool {
+	k := t.op.Kernel
+	if k.Core != "map" || k.Exprs[0].Op != "input" || len(t.op.Inputs) != 1 {
+		return false
+	}
+	// The region must have the output's layout: no broadcast or transposed
+	// dimensions (dropped Const dimensions keep the layout).
+	next := 0
+	for _, m := range t.op.Inputs[0].Dims {
+		switch m.Kind {
+		case plan.Affine:
+			if m.Step == 0 || m.OutDim < next {
+				return false
+			}
+			next = m.OutDim + 1
+		case plan.Blocks:
+			return false
+		}
+	}
+	// Output dims without an input dim (newaxis) have extent 1: fine.
+	return true
+}
+
+// Step applies one iteration step.
+func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) error {
+	k := t.op.Kernel
+	switch k.Core {
+	case "map":
+		leaf := func(i int) kernels.Operand { return t.outView(i, ins[i], out.Shape) }
+		return evalInto(alloc, k.Exprs[0], out.Shape, leaf, out.Data)
+	case "reduce":
+		frame := t.frameShape(ins)
+		leaf := func(i int) kernels.Operand { return t.frameView(i, ins[i], frame) }
+		var x kernels.Operand
+		if e := k.Exprs[0]; e.Op != "input" {
+			buf := alloc.Allocate(int(plan.Prod(frame)) * e.DType.Size())
+			defer alloc.Free(buf)
+			if err := evalInto(alloc, e, frame, leaf, buf); err != nil {
+				return err
+			}
+			x = kernels.Contiguous(e.DType, buf, frame)
+		} else {
+			x = leaf(e.Input)
+		}
+		accShape := append([]int{}, x.Shape...)
+		for _, a := range k.Axes {
+			accShape[a] = 1
+		}
+		acc := kernels.Contiguous(out.DType, out.Data, accShape)
+		return kernels.Reduce(k.Reduce, acc, x, k.Axes, first)
+	case "matmul":
+		a, relA, err := evalOperand(alloc, k.Exprs[0], ins)
+		if err != nil {
+			return err
+		}
+		defer relA()
+		b, relB, err := evalOperand(alloc, k.Exprs[1], ins)
+		if err != nil {
+			return err
+		}
+		defer relB()
+		return matmulStep(out, a, b, t.op.Inputs[0].Array.NDim(), t.op.Inputs[1].Array.NDim(), first)
+	}
+	return nil
+}
+
+// Finish applies a reduction's final expression (e.g. mean's division).
+func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
+	k := t.op.Kernel
+	if k.Core != "reduce" || len(k.Exprs) < 2 {
+		return nil
+	}
+	tmp := alloc.Allocate(len(out.Data))
+	defer alloc.Free(tmp)
+	copy(tmp, out.Data)
+	leaf := func(int) kernels.Operand { return kernels.Contiguous(out.DType, tmp, out.Shape) }
+	return evalInto(alloc, k.Exprs[1], out.Shape, leaf, out.Data)
+}
+
+// outView views input region b of input i in the output's dimensions:
+// broadcast dimensions get stride 0, dropped dimensions vanish and
+// permuted dimensions keep their own strides.
+func (t *TaskKernel) outView(i int, b Block, outShape []int) kernels.Operand {
+	in := t.op.Inputs[i]
+	strides := CStrides(b.Shape)
+	view := make([]int, len(outShape))
+	for d, m := range in.Dims {
+		if m.Kind == plan.Affine && m.Step != 0 && b.Shape[d] == outShape[m.OutDim] && b.Shape[d] > 1 {
+			view[m.OutDim] = strides[d]
+		}
+	}
+	return kernels.Operand{DType: b.DType, Data: b.Data, Shape: outShape, Strides: view}
+}
+
+// frameShape returns the shape of a reduce kernel's operand at this step:
+// along each frame dimension, the extent of the input regions running
+// along it (1 where only broadcast inputs do).
+func (t *TaskKernel) frameShape(ins []Block) []int {
+	frame := make([]int, t.op.Kernel.FrameNDim)
+	for i := range frame {
+		frame[i] = 1
+	}
+	for i, in := range t.op.Inputs {
+		for d, m := range in.Dims {
+			if m.Kind == plan.Blocks || (m.Kind == plan.Affine && m.Step != 0) {
+				frame[m.Frame] = max(frame[m.Frame], ins[i].Shape[d])
+			}
+		}
+	}
+	return frame
+}
+
+// frameView views input region b of input i in the operand frame.
+func (t *TaskKernel) frameView(i int, b Block, frame []int) kernels.Operand {
+	strides := CStrides(b.Shape)
+	view := make([]int, len(frame))
+	for d, m := range t.op.Inputs[i].Dims {
+		if (m.Kind == plan.Blocks || (m.Kind == plan.Affine && m.Step != 0)) && b.Shape[d] > 1 {
+			view[m.Frame] = strides[d]
+		}
+	}
+	return kernels.Operand{DType: b.DType, Data: b.Data, Shape: frame, Strides: view}
+}
+
+// evalOperand evaluates an operand expression of a reduce or matmul kernel
+// over the region of the one input it reads.
+func evalOperand(alloc Allocator, e *plan.Expr, ins []Block) (kernels.Operand, func(), error) {
+	i := exprInput(e)
+	if i < 0 {
+		return kernels.Operand{}, nil, fmt.Errorf("ops: operand expression reads no input")
+	}
+	b := ins[i]
+	leaf := func(int) kernels.Operand { return kernels.Contiguous(b.DType, b.Data, b.Shape) }
+	if e.Op == "input" {
+		return leaf(0), func() {}, nil
+	}
+	buf := alloc.Allocate(int(plan.Prod(b.Shape)) * e.DType.Size())
+	if err := evalInto(alloc, e, b.Shape, leaf, buf); err != nil {
+		alloc.Free(buf)
+		return kernels.Operand{}, nil, err
+	}
+	return kernels.Contiguous(e.DType, buf, b.Shape), func() { alloc.Free(buf) }, nil
+}
+
+func exprInput(e *plan.Expr) int {
+	if e.Op == "input" {
+		return e.Input
+	}
+	for _, a := range e.Args {
+		if i := exprInput(a); i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// evalInto evaluates e over shape into dst (C order), reading inputs
+// through leaf. Temporaries come from alloc and are freed once used.
+func evalInto(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand, dst []byte) error {
+	out := kernels.Contiguous(e.DType, dst, shape)
+	switch e.Op {
+	case "input":
+		src := leaf(e.Input)
+		if src.DType != e.DType {
+			return fmt.Errorf("ops: input has dtype %s, expression expects %s", src.DType, e.DType)
+		}
+		return kernels.CopyStrided(out, src)
+	case "const":
+		kernels.Fill(dst, e.DType, kernels.ScalarBytes(toKernelScalar(e.Value), e.DType))
+		return nil
+	}
+	args := make([]kernels.Operand, len(e.Args))
+	for i, a := range e.Args {
+		op, release, err := evalArg(alloc, a, shape, leaf)
+		if err != nil {
+			return err
+		}
+		defer release()
+		args[i] = op
+	}
+	switch {
+	case e.Op == "astype":
+		return kernels.Cast(out, args[0])
+	case e.Op == "where":
+		return kernels.Where(out, args[0], args[1], args[2])
+	case len(args) == 1:
+		return kernels.Unary(e.Op, out, args[0])
+	case len(args) == 2:
+		return kernels.Binary(e.Op, out, args[0], args[1])
+	}
+	return fmt.Errorf("ops: cannot evaluate %q with %d arguments", e.Op, len(args))
+}
+
+// evalArg returns an operand for an argument: inputs and constants are
+// views, anything else is evaluated into a temporary.
+func evalArg(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand) (kernels.Operand, func(), error) {
+	switch e.Op {
+	case "input":
+		return leaf(e.Input), func() {}, nil
+	case "const":
+		v := kernels.ScalarBytes(toKernelScalar(e.Value), e.DType)
+		return kernels.Operand{DType: e.DType, Data: v, Shape: shape, Strides: make([]int, len(shape))}, func() {}, nil
+	}
+	buf := alloc.Allocate(int(plan.Prod(shape)) * e.DType.Size())
+	if err := evalInto(alloc, e, shape, leaf, buf); err != nil {
+		alloc.Free(buf)
+		return kernels.Operand{}, nil, err
+	}
+	return kernels.Contiguous(e.DType, buf, shape), func() { alloc.Free(buf) }, nil
+}
+
+// matmulStep multiplies region blocks a and b into out (accumulating unless
+// first), treating 1-D operands as a row (a) or column (b) vector and
+// broadcasting batch dimensions.
+func matmulStep(out Block, a, b kernels.Operand, andim, bndim int, first bool) error {
+	as, bs := a.Shape, b.Shape
+	m, k := 1, as[len(as)-1]
+	if andim >= 2 {
+		m = as[len(as)-2]
+	}
+	n := 1
+	if bndim >= 2 {
+		n = bs[len(bs)-1]
+	}
+	aBatch := batchOf(as, andim)
+	bBatch := batchOf(bs, bndim)
+	nb := max(len(aBatch), len(bBatch))
+	outBatch := out.Shape[:nb]
+	elem := out.DType.Size()
+	total := int(plan.Prod(outBatch))
+	idx := make([]int, nb)
+	for t := range total {
+		ao := batchOffset(idx, aBatch, nb) * m * k
+		bo := batchOffset(idx, bBatch, nb) * k * n
+		a2 := kernels.Operand{DType: a.DType, Data: a.Data[ao*elem : (ao+m*k)*elem], Shape: []int{m, k}}
+		b2 := kernels.Operand{DType: b.DType, Data: b.Data[bo*elem : (bo+k*n)*elem], Shape: []int{k, n}}
+		c2 := kernels.Operand{DType: out.DType, Data: out.Data[t*m*n*elem : (t+1)*m*n*elem], Shape: []int{m, n}}
+		if err := kernels.Matmul(c2, a2, b2, first); err != nil {
+			return err
+		}
+		for d := nb - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < outBatch[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return nil
+}
+
+func batchOf(shape []int, ndim int) []int {
+	if ndim <= 2 {
+		return nil
+	}
+	return shape[:len(shape)-2]
+}
+
+// batchOffset returns the flat batch index of an operand whose batch shape
+// is right-aligned with the output's and broadcasts size-1 dimensions.
+func batchOffset(idx, shape []int, nb int) int {
+	off := 0
+	for j, n := range shape {
+		i := idx[nb-len(shape)+j]
+		if n == 1 {
+			i = 0
+		}
+		off = off*n + i
+	}
+	return off
+}
