@@ -1,0 +1,29 @@
+// Package engine executes finalised plans in process: each op's tasks run on
+// a goroutine pool, admitted by a weighted semaphore on their projected
+// memory so that the tasks running at once never project more than the
+// process budget (allowed_mem × max_workers unless given). Failed tasks are
+// retried; a panic inside a task becomes an error naming the op and block.
+//
+// # Data flow
+//
+// A task reads the regions of its inputs (generating virtual arrays on the
+// fly, assembling stored ones from the Zarr chunks they overlap, one chunk
+// at a time), runs the op's kernel from package ops, and writes one whole
+// output chunk. Chunk buffers come from [Allocator], which uses C memory so
+// that freed buffers leave the process at once, and which records each
+// task's peak allocation for comparison with its projection.
+//
+// Intermediates are Zarr v3 arrays in a per-computation directory below a
+// per-process directory under the spec's work dir (the system temporary
+// directory by default). [Result.Close] removes a computation's directory;
+// [Cleanup] removes the process's at exit.
+//
+// # Use from Go
+//
+//	x, _ := ops.Random([]int{1000, 1000}, ops.Float64, 42, 250, spec)
+//	m, _ := ops.Reduce("mean", x, []int{0}, false, nil, 0)
+//	p, _ := plan.Build([]*plan.Array{m})
+//	res, err := engine.Execute(ctx, p, engine.Options{}, nil)
+//	buf := make([]byte, m.NBytes())
+//	err = res.Read(ctx, 0, buf)
+package engine

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// computeFused runs outs with fusion and returns the values and op count.
+func computeFused(t *testing.T, outs ...*plan.Array) ([][]float64, int) {
+	t.Helper()
+	p, err := plan.Build(outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fuse()
+	res, err := Execute(context.Background(), p, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	vals := make([][]float64, len(outs))
+	for i, a := range outs {
+		buf := make([]byte, a.NBytes())
+		if err := res.Read(context.Background(), i, buf); err != nil {
+			t.Fatal(err)
+		}
+		vals[i] = toFloats(a.DType, buf)
+	}
+	return vals, len(p.Ops)
+}
+
+func TestFusedChainsMatchUnfused(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{7, 6}, []any{3, 4}, seq(42))
+	w := literal(t, spec, []int{7, 6}, []any{2, 5}, seq(42))
+	half := &plan.Scalar{Kind: 'f', F: 0.5}
+	one := 1
+	m1 := -1
+	sum, _ := ops.Elemwise("add", ops.Operand{Array: x}, ops.Operand{Array: w})
+	scaled, _ := ops.Elemwise("multiply", ops.Operand{Array: sum}, ops.Operand{Scalar: half})
+	sq, _ := ops.Elemwise("multiply", ops.Operand{Array: scaled}, ops.Operand{Array: scaled}) // reads scaled twice
+	neg, _ := ops.Elemwise("negative", ops.Operand{Array: sq})
+	// Misaligned: neg[1:, ::-1] - w[:-1, :] through a slice op.
+	a, _ := ops.GetItem(neg, []ops.Index{{Kind: ops.IndexSlice, Start: &one}, {Kind: ops.IndexSlice, Step: &m1}})
+	b, _ := ops.GetItem(w, []ops.Index{{Kind: ops.IndexSlice, Stop: &m1}})
+	d, _ := ops.Elemwise("subtract", ops.Operand{Array: a}, ops.Operand{Array: b})
+	f32, _ := ops.AsType(d, ops.Float32)
+	want := compute(t, Options{}, f32)[0]
+	got, n := computeFused(t, f32)
+	if n != 1 {
+		t.Errorf("fused plan has %d ops, want 1", n)
+	}
+	for i := range want {
+		if got[0][i] != want[i] {
+			t.Fatalf("element %d: fused %v, unfused %v", i, got[0][i], want[i])
+		}
+	}
+	// Check one value by hand: row 1 of neg reversed, minus row 0 of w.
+	r, c := 0, 0 // d[0, 0] = neg[1, 5] - w[0, 0]
+	v := float64(6*1+5) * 2 * 0.5
+	if g := got[0][r*6+c]; g != float64(float32(-v*v-0)) {
+		t.Errorf("d[0,0] = %v, want %v", g, -v*v)
+	}
+}
+
+func TestFusionKeepsSharedAndOutputArrays(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{8}, []any{4}, seq(8))
+	y, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+	a, _ := ops.Elemwise("add", ops.Operand{Array: y}, ops.Operand{Scalar: &plan.Scalar{Kind: 'i', I: 1}})
+	b, _ := ops.Elemwise("multiply", ops.Operand{Array: y}, ops.Operand{Scalar: &plan.Scalar{Kind: 'i', I: 2}})
+	vals, n := computeFused(t, a, b, y) // y is read twice and requested: it stays
+	if n != 3 {
+		t.Errorf("plan has %d ops, want 3", n)
+	}
+	for i := range 8 {
+		if vals[0][i] != -float64(i)+1 || vals[1][i] != -2*float64(i) || vals[2][i] != -float64(i) {
+			t.Fatalf("element %d: %v %v %v", i, vals[0][i], vals[1][i], vals[2][i])
+		}
+	}
+}
+
+func TestElementwiseFusesIntoReduction(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{9, 5}, []any{2, 3}, seq(45))
+	row := literal(t, spec, []int{5}, []any{3}, seq(5)) // broadcast along axis 0
+	prod, _ := ops.Elemwise("multiply", ops.Operand{Array: x}, ops.Operand{Array: row})
+	plus, _ := ops.Elemwise("add", ops.Operand{Array: prod}, ops.Operand{Scalar: &plan.Scalar{Kind: 'i', I: 1}})
+	for _, axes := range [][]int{{0}, {1}, nil} {
+		for _, split := range []int{2, 16} {
+			m, err := ops.Reduce("mean", plus, axes, false, nil, split)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := compute(t, Options{}, m)[0]
+			got, n := computeFused(t, m)
+			p, _ := plan.Build([]*plan.Array{m})
+			if n != len(p.Ops)-2 {
+				t.Errorf("axes %v split %d: %d ops after fusion, want %d", axes, split, n, len(p.Ops)-2)
+			}
+			for i := range want {
+				if !near(got[0][i], want[i]) {
+					t.Fatalf("axes %v split %d: element %d fused %v, unfused %v", axes, split, i, got[0][i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// readRegion fills dst[:region bytes] (C order, the region's shape) with
+// region r of array a. Virtual arrays generate the region; stored arrays
+// assemble it from the chunks it overlaps, one chunk at a time. When the
+// region is exactly one block and cap(dst) holds a whole stored chunk, the
+// chunk is read straight into dst and compacted in place.
+func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array, r plan.Region, dst []byte) error {
+	if r.Size() == 0 {
+		return nil
+	}
+	if a.Virtual() {
+		return ops.GenerateRegion(a, r, dst[:int(r.Size())*a.DType.Size()])
+	}
+	z, err := j.storage.array(ctx, a)
+	if err != nil {
+		return err
+	}
+	elem := a.DType.Size()
+	chunkShape := z.Metadata().ChunkShape
+	chunkBytes := z.ChunkBytes()
+	chunkStrides := ops.CStrides(chunkShape)
+	n := len(r.Count)
+
+	// Per dimension, the blocks the region touches and, for each, the range
+	// of region indices [lo, hi] inside it.
+	type piece struct{ block, lo, hi int }
+	pieces := make([][]piece, n)
+	for d := range n {
+		off := plan.Offsets(a.Chunks[d])
+		for b := range a.Chunks[d] {
+			lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1])
+			if lo <= hi {
+				pieces[d] = append(pieces[d], piece{b, lo, hi})
+			}
+		}
+	}
+	single := true
+	for d := range n {
+		p := pieces[d]
+		single = single && len(p) == 1 && r.Step[d] == 1 && p[0].lo == 0 && p[0].hi == r.Count[d]-1 &&
+			r.Start[d] == plan.Offsets(a.Chunks[d])[p[0].block] && r.Count[d] == a.Chunks[d][p[0].block]
+	}
+	coords := make([]int, n)
+	if single && cap(dst) >= chunkBytes {
+		for d := range n {
+			coords[d] = pieces[d][0].block
+		}
+		buf := dst[:chunkBytes]
+		if err := z.ReadChunk(ctx, coords, buf); err != nil {
+			return err
+		}
+		// Compact the block to the region's C order. Every destination
+		// index is at most its source index, so copying forward is safe.
+		ops.StridedCopy(elem, r.Count, buf, 0, ops.CStrides(r.Count), buf, 0, chunkStrides)
+		return nil
+	}
+	scratch := alloc.Allocate(chunkBytes)
+	defer alloc.Free(scratch)
+	dstStrides := ops.CStrides(r.Count)
+	idx := make([]int, n)
+	count := make([]int, n)
+	srcStrides := make([]int, n)
+	for d := range n {
+		srcStrides[d] = r.Step[d] * chunkStrides[d]
+	}
+	for {
+		srcOff, dstOff := 0, 0
+		for d := range n {
+			p := pieces[d][idx[d]]
+			coords[d] = p.block
+			count[d] = p.hi - p.lo + 1
+			first := r.Start[d] + r.Step[d]*p.lo
+			srcOff += (first - plan.Offsets(a.Chunks[d])[p.block]) * chunkStrides[d]
+			dstOff += p.lo * dstStrides[d]
+		}
+		if err := z.ReadChunk(ctx, coords, scratch); err != nil {
+			return err
+		}
+		ops.StridedCopy(elem, count, dst, dstOff, dstStrides, scratch, srcOff, srcStrides)
+		d := n - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < len(pieces[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return nil
+		}
+	}
+}
+
+// indexRange returns the range [lo, hi] of i < count with start+step*i in
+// [bs, be) (lo > hi when there is none).
+func indexRange(start, step, count, bs, be int) (int, int) {
+	var lo, hi int
+	if step > 0 {
+		lo = ceilDiv(bs-start, step)
+		hi = floorDiv(be-1-start, step)
+	} else {
+		t := -step
+		lo = ceilDiv(start-(be-1), t)
+		hi = floorDiv(start-bs, t)
+	}
+	return max(lo, 0), min(hi, count-1)
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int) int { return -floorDiv(-a, b) }

@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cubego/cubego/plan"
+)
+
+// Read copies output i of the computation (C order, little-endian) into
+// dst, which must hold exactly the array's bytes.
+func (r *Result) Read(ctx context.Context, i int, dst []byte) error {
+	outs := r.job.plan.Outputs
+	if i < 0 || i >= len(outs) {
+		return plan.Errorf(plan.ErrIndex, "result %d out of range: the computation has %d outputs", i, len(outs))
+	}
+	a := outs[i]
+	if int64(len(dst)) != a.NBytes() {
+		return plan.Errorf(plan.ErrValue, "buffer of %d bytes cannot hold %s (%d bytes)", len(dst), a.Name, a.NBytes())
+	}
+	n := a.NDim()
+	whole := plan.Region{Start: make([]int, n), Step: make([]int, n), Count: append([]int{}, a.Shape...)}
+	for d := range whole.Step {
+		whole.Step[d] = 1
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			panic(fmt.Sprintf("engine: reading %s: %v", a.Name, p))
+		}
+	}()
+	ta := &taskAllocator{parent: r.job.alloc}
+	defer ta.freeAll()
+	return r.job.readRegion(ctx, ta, a, whole, dst[:len(dst):len(dst)])
+}
+
+// Outputs returns the arrays the computation produced.
+func (r *Result) Outputs() []*plan.Array { return r.job.plan.Outputs }
+
+// Close removes the computation's intermediates. Targets written with
+// to_zarr stay.
+func (r *Result) Close() error {
+	r.job.storage.close()
+	return removeLocal(r.job.dir)
+}
