@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// args is a decoded JSON argument object.
+type args map[string]any
+
+func parseArgs(s string) (args, error) {
+	if strings.TrimSpace(s) == "" {
+		return args{}, nil
+	}
+	d := json.NewDecoder(bytes.NewReader([]byte(s)))
+	d.UseNumber()
+	var a args
+	if err := d.Decode(&a); err != nil {
+		return nil, plan.Errorf(plan.ErrValue, "invalid JSON arguments: %v", err)
+	}
+	if a == nil {
+		a = args{}
+	}
+	return a, nil
+}
+
+func (a args) has(k string) bool { v, ok := a[k]; return ok && v != nil }
+
+func (a args) str(k, def string) (string, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", plan.Errorf(plan.ErrType, "%s must be a string, got %v", k, v)
+	}
+	return s, nil
+}
+
+func (a args) boolean(k string, def bool) (bool, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, plan.Errorf(plan.ErrType, "%s must be a bool, got %v", k, v)
+	}
+	return b, nil
+}
+
+func toInt(k string, v any) (int, error) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		if err != nil {
+			return 0, plan.Errorf(plan.ErrType, "%s must be an integer, got %s", k, x)
+		}
+		return int(n), nil
+	case float64:
+		if x == math.Trunc(x) {
+			return int(x), nil
+		}
+	}
+	return 0, plan.Errorf(plan.ErrType, "%s must be an integer, got %v", k, v)
+}
+
+func (a args) integer(k string, def int) (int, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	return toInt(k, v)
+}
+
+func (a args) int64(k string, def int64) (int64, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, plan.Errorf(plan.ErrType, "%s must be an integer, got %v", k, v)
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, plan.Errorf(plan.ErrValue, "%s must be an integer, got %s", k, n)
+	}
+	return i, nil
+}
+
+func (a args) float(k string, def float64) (float64, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, plan.Errorf(plan.ErrType, "%s must be a number, got %v", k, v)
+	}
+	return n.Float64()
+}
+
+func (a args) ints(k string) ([]int, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrType, "%s must be a list of integers, got %v", k, v)
+	}
+	out := make([]int, len(l))
+	for i, e := range l {
+		n, err := toInt(k, e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+func (a args) shape() ([]int, error) {
+	s, err := a.ints("shape")
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range s {
+		if n < 0 {
+			return nil, plan.Errorf(plan.ErrValue, "negative dimensions are not allowed: shape %s", ops.FormatShape(s))
+		}
+	}
+	if s == nil {
+		s = []int{}
+	}
+	return s, nil
+}
+
+func (a args) dtype(k string) (ops.DType, bool, error) {
+	s, err := a.str(k, "")
+	if err != nil || s == "" {
+		return 0, false, err
+	}
+	d, err := ops.ParseDType(s)
+	return d, err == nil, err
+}
+
+// spec decodes the "spec" argument (nil means the default spec).
+func (a args) spec() (*plan.Spec, error) {
+	v, ok := a["spec"]
+	if !ok || v == nil {
+		return plan.DefaultSpec(), nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrType, "spec must be an object, got %v", v)
+	}
+	sa := args(m)
+	s := plan.DefaultSpec()
+	var err error
+	if s.WorkDir, err = sa.str("work_dir", ""); err != nil {
+		return nil, err
+	}
+	if s.AllowedMem, err = sa.int64("allowed_mem", s.AllowedMem); err != nil {
+		return nil, err
+	}
+	if s.ReservedMem, err = sa.int64("reserved_mem", s.ReservedMem); err != nil {
+		return nil, err
+	}
+	if s.ZarrCompressor, err = sa.str("zarr_compressor", ""); err != nil {
+		return nil, err
+	}
+	return s, s.Validate()
+}
+
+// scalar decodes {"scalar": V, "kind": K}.
+func parseScalar(m map[string]any) (plan.Scalar, error) {
+	kind, _ := m["kind"].(string)
+	v := m["scalar"]
+	switch kind {
+	case "bool":
+		b, ok := v.(bool)
+		if !ok {
+			return plan.Scalar{}, plan.Errorf(plan.ErrType, "invalid bool scalar %v", v)
+		}
+		return plan.Scalar{Kind: 'b', B: b}, nil
+	case "int":
+		n, ok := v.(json.Number)
+		if !ok {
+			return plan.Scalar{}, plan.Errorf(plan.ErrType, "invalid int scalar %v", v)
+		}
+		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+			return plan.Scalar{Kind: 'i', I: i}, nil
+		}
+		if u, err := strconv.ParseUint(n.String(), 10, 64); err == nil {
+			return plan.Scalar{Kind: 'u', U: u}, nil
+		}
+		return plan.Scalar{}, plan.Errorf(plan.ErrValue, "Python integer %s is out of bounds for 64-bit integers", n)
+	case "float":
+		f, err := floatValue(v)
+		return plan.Scalar{Kind: 'f', F: f}, err
+	case "complex":
+		l, ok := v.([]any)
+		if !ok || len(l) != 2 {
+			return plan.Scalar{}, plan.Errorf(plan.ErrType, "invalid complex scalar %v", v)
+		}
+		re, err := floatValue(l[0])
+		if err != nil {
+			return plan.Scalar{}, err
+		}
+		im, err := floatValue(l[1])
+		return plan.Scalar{Kind: 'c', C: complex(re, im), F: re}, err
+	}
+	return plan.Scalar{}, plan.Errorf(plan.ErrType, "unknown scalar kind %q", kind)
+}
+
+func floatValue(v any) (float64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.Float64()
+	case string:
+		switch x {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity":
+			return math.Inf(1), nil
+		case "-Infinity":
+			return math.Inf(-1), nil
+		}
+	}
+	return 0, plan.Errorf(plan.ErrType, "invalid float scalar %v", v)
+}
+
+// isIntegral reports whether a JSON number is written as an integer.
+func isIntegral(v any) bool {
+	n, ok := v.(json.Number)
+	return ok && !strings.ContainsAny(n.String(), ".eE")
+}

@@ -1,0 +1,355 @@
+package main
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"unsafe"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// opFunc builds arrays from decoded arguments and input arrays.
+type opFunc func(a args, in []*plan.Array) (*plan.Array, error)
+
+// opTable maps cg_op names to the ops functions they marshal for.
+var opTable = map[string]struct {
+	nin int // -1: any number
+	fn  opFunc
+}{
+	"full":      {0, opFull},
+	"empty":     {0, opEmpty},
+	"arange":    {0, opArange},
+	"random":    {0, opRandom},
+	"from_zarr": {0, opFromZarr},
+	"elemwise":  {-1, opElemwise},
+	"astype":    {1, opAsType},
+	"reduce":    {1, opReduce},
+	"matmul":    {2, func(_ args, in []*plan.Array) (*plan.Array, error) { return ops.Matmul(in[0], in[1]) }},
+	"getitem":   {1, opGetItem},
+	"rechunk":   {1, opRechunk},
+	"to_zarr":   {1, opToZarr},
+}
+
+//export cg_op
+func cg_op(name *C.char, argsJSON *C.char, inputs *C.uint64_t, n C.int64_t, result **C.char, errOut **C.char) (status C.int32_t) {
+	defer guard(&status, errOut)
+	err := func() error {
+		entry, ok := opTable[C.GoString(name)]
+		if !ok {
+			return plan.Errorf(plan.ErrNotImplemented, "unknown operation %q", C.GoString(name))
+		}
+		a, err := parseArgs(C.GoString(argsJSON))
+		if err != nil {
+			return err
+		}
+		in, err := arraysOf(inputs, n)
+		if err != nil {
+			return err
+		}
+		if entry.nin >= 0 && len(in) != entry.nin {
+			return plan.Errorf(plan.ErrValue, "%s takes %d arrays, got %d", C.GoString(name), entry.nin, len(in))
+		}
+		out, err := entry.fn(a, in)
+		if err != nil {
+			return err
+		}
+		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+	}()
+	return setError(err, errOut)
+}
+
+//export cg_from_buffer
+func cg_from_buffer(argsJSON *C.char, data unsafe.Pointer, nbytes C.int64_t, result **C.char, errOut **C.char) (status C.int32_t) {
+	defer guard(&status, errOut)
+	err := func() error {
+		a, err := parseArgs(C.GoString(argsJSON))
+		if err != nil {
+			return err
+		}
+		shape, err := a.shape()
+		if err != nil {
+			return err
+		}
+		dt, ok, err := a.dtype("dtype")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return plan.Errorf(plan.ErrValue, "from_buffer needs a dtype")
+		}
+		spec, err := a.spec()
+		if err != nil {
+			return err
+		}
+		out, err := ops.FromBuffer(shape, dt, goBytes(data, nbytes), a["chunks"], spec)
+		if err != nil {
+			return err
+		}
+		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+	}()
+	return setError(err, errOut)
+}
+
+func creation(a args) ([]int, ops.DType, *plan.Spec, error) {
+	shape, err := a.shape()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	dt, ok, err := a.dtype("dtype")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if !ok {
+		dt = ops.DefaultFloat
+	}
+	spec, err := a.spec()
+	return shape, dt, spec, err
+}
+
+func opFull(a args, _ []*plan.Array) (*plan.Array, error) {
+	shape, dt, spec, err := creation(a)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := a["fill_value"].(map[string]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrType, "full needs a scalar fill_value")
+	}
+	v, err := parseScalar(m)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Full(shape, dt, v, a["chunks"], spec)
+}
+
+func opEmpty(a args, _ []*plan.Array) (*plan.Array, error) {
+	shape, dt, spec, err := creation(a)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Empty(shape, dt, a["chunks"], spec)
+}
+
+func opArange(a args, _ []*plan.Array) (*plan.Array, error) {
+	start, err := a.float("start", 0)
+	if err != nil {
+		return nil, err
+	}
+	stop, err := a.float("stop", 0)
+	if err != nil {
+		return nil, err
+	}
+	step, err := a.float("step", 1)
+	if err != nil {
+		return nil, err
+	}
+	dt, ok, err := a.dtype("dtype")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		dt = ops.DefaultFloat
+		if isIntegral(a["start"]) && (!a.has("stop") || isIntegral(a["stop"])) && (!a.has("step") || isIntegral(a["step"])) {
+			dt = ops.DefaultInt
+		}
+	}
+	spec, err := a.spec()
+	if err != nil {
+		return nil, err
+	}
+	return ops.Arange(start, stop, step, dt, a["chunks"], spec)
+}
+
+func opRandom(a args, _ []*plan.Array) (*plan.Array, error) {
+	shape, dt, spec, err := creation(a)
+	if err != nil {
+		return nil, err
+	}
+	seed := ops.RandomSeed()
+	if a.has("seed") {
+		n, ok := a["seed"].(json.Number)
+		if !ok {
+			return nil, plan.Errorf(plan.ErrType, "seed must be an integer")
+		}
+		var u uint64
+		if err := json.Unmarshal([]byte(n.String()), &u); err != nil {
+			return nil, plan.Errorf(plan.ErrValue, "seed must be a non-negative 64-bit integer, got %s", n)
+		}
+		seed = u
+	}
+	return ops.Random(shape, dt, seed, a["chunks"], spec)
+}
+
+func opFromZarr(a args, _ []*plan.Array) (*plan.Array, error) {
+	store, err := a.str("store", "")
+	if err != nil {
+		return nil, err
+	}
+	if store == "" {
+		return nil, plan.Errorf(plan.ErrValue, "from_zarr needs a store")
+	}
+	path, err := a.str("path", "")
+	if err != nil {
+		return nil, err
+	}
+	spec, err := a.spec()
+	if err != nil {
+		return nil, err
+	}
+	return ops.FromZarr(context.Background(), store, path, a["chunks"], spec)
+}
+
+func opElemwise(a args, in []*plan.Array) (*plan.Array, error) {
+	fn, err := a.str("func", "")
+	if err != nil {
+		return nil, err
+	}
+	list, ok := a["operands"].([]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrValue, "elemwise needs a list of operands")
+	}
+	operands := make([]ops.Operand, len(list))
+	for i, o := range list {
+		m, ok := o.(map[string]any)
+		if !ok {
+			return nil, plan.Errorf(plan.ErrType, "invalid operand %v", o)
+		}
+		if v, ok := m["input"]; ok {
+			k, err := toInt("input", v)
+			if err != nil {
+				return nil, err
+			}
+			if k < 0 || k >= len(in) {
+				return nil, plan.Errorf(plan.ErrValue, "operand refers to input %d of %d", k, len(in))
+			}
+			operands[i] = ops.Operand{Array: in[k]}
+			continue
+		}
+		s, err := parseScalar(m)
+		if err != nil {
+			return nil, err
+		}
+		operands[i] = ops.Operand{Scalar: &s}
+	}
+	return ops.Elemwise(fn, operands...)
+}
+
+func opAsType(a args, in []*plan.Array) (*plan.Array, error) {
+	dt, ok, err := a.dtype("dtype")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, plan.Errorf(plan.ErrValue, "astype needs a dtype")
+	}
+	return ops.AsType(in[0], dt)
+}
+
+func opReduce(a args, in []*plan.Array) (*plan.Array, error) {
+	fn, err := a.str("func", "")
+	if err != nil {
+		return nil, err
+	}
+	axes, err := a.ints("axis")
+	if err != nil {
+		return nil, err
+	}
+	keep, err := a.boolean("keepdims", false)
+	if err != nil {
+		return nil, err
+	}
+	var dtype *ops.DType
+	if dt, ok, err := a.dtype("dtype"); err != nil {
+		return nil, err
+	} else if ok {
+		dtype = &dt
+	}
+	split, err := a.integer("split_every", 0)
+	if err != nil {
+		return nil, err
+	}
+	return ops.Reduce(fn, in[0], axes, keep, dtype, split)
+}
+
+func opGetItem(a args, in []*plan.Array) (*plan.Array, error) {
+	list, ok := a["key"].([]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrValue, "getitem needs a key list")
+	}
+	key := make([]ops.Index, len(list))
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, plan.Errorf(plan.ErrIndex, "invalid index item %v", item)
+		}
+		switch {
+		case m["int"] != nil:
+			n, err := toInt("index", m["int"])
+			if err != nil {
+				return nil, plan.Errorf(plan.ErrIndex, "invalid integer index %v", m["int"])
+			}
+			key[i] = ops.Index{Kind: ops.IndexInt, Int: n}
+		case m["slice"] != nil:
+			parts, ok := m["slice"].([]any)
+			if !ok || len(parts) != 3 {
+				return nil, plan.Errorf(plan.ErrIndex, "invalid slice %v", m["slice"])
+			}
+			var p [3]*int
+			for j, v := range parts {
+				if v == nil {
+					continue
+				}
+				n, err := toInt("slice", v)
+				if err != nil {
+					return nil, plan.Errorf(plan.ErrIndex, "slice indices must be integers or None, got %v", v)
+				}
+				p[j] = &n
+			}
+			key[i] = ops.Index{Kind: ops.IndexSlice, Start: p[0], Stop: p[1], Step: p[2]}
+		case m["newaxis"] != nil:
+			key[i] = ops.Index{Kind: ops.IndexNewAxis}
+		case m["ellipsis"] != nil:
+			key[i] = ops.Index{Kind: ops.IndexEllipsis}
+		default:
+			return nil, plan.Errorf(plan.ErrIndex, "invalid index item %v", item)
+		}
+	}
+	return ops.GetItem(in[0], key)
+}
+
+func opRechunk(a args, in []*plan.Array) (*plan.Array, error) {
+	if _, ok := a["chunks"]; !ok {
+		return nil, plan.Errorf(plan.ErrValue, "rechunk needs chunks")
+	}
+	return ops.Rechunk(in[0], a["chunks"])
+}
+
+func opToZarr(a args, in []*plan.Array) (*plan.Array, error) {
+	store, err := a.str("store", "")
+	if err != nil {
+		return nil, err
+	}
+	if store == "" {
+		return nil, plan.Errorf(plan.ErrValue, "to_zarr needs a store")
+	}
+	path, err := a.str("path", "")
+	if err != nil {
+		return nil, err
+	}
+	overwrite, err := a.boolean("overwrite", false)
+	if err != nil {
+		return nil, err
+	}
+	if f, err := a.integer("zarr_format", 3); err != nil {
+		return nil, err
+	} else if f != 3 {
+		return nil, plan.Errorf(plan.ErrNotImplemented, "writing Zarr format %d is not supported yet; use zarr_format=3", f)
+	}
+	return ops.ToZarr(in[0], store, path, overwrite)
+}
