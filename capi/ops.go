@@ -33,7 +33,14 @@ var opTable = map[string]struct {
 	"matmul":    {2, func(_ args, in []*plan.Array) (*plan.Array, error) { return ops.Matmul(in[0], in[1]) }},
 	"getitem":   {1, opGetItem},
 	"rechunk":   {1, opRechunk},
-	"to_zarr":   {1, opToZarr},
+	"permute_dims": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		axes, err := a.ints("axes")
+		if err != nil {
+			return nil, err
+		}
+		return ops.PermuteDims(in[0], axes)
+	}},
+	"to_zarr": {1, opToZarr},
 }
 
 //export cg_op

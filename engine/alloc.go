@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -8,23 +9,77 @@ import (
 )
 
 // Allocator hands out chunk buffers from C memory (so they are not Go heap:
-// freeing one returns it to the OS allocator at once and RSS follows the
-// projection) and tracks the bytes in use and their peak.
+// freeing one returns it to the OS at once and RSS follows the projection)
+// and tracks the bytes in use and their peak.
+//
+// Freed buffers are kept for reuse by size while the bytes in use plus the
+// bytes kept stay within the pool limit, since chunk sizes repeat and a
+// fresh buffer costs a page fault per 4 KiB. Buffers have unspecified
+// contents: every user writes all of a buffer before reading it.
 type Allocator struct {
 	mem       memory.Allocator
 	cur, peak atomic.Int64
+
+	mu     sync.Mutex
+	free   map[int][][]byte
+	pooled int64
+	limit  int64
 }
 
-// NewAllocator returns an allocator backed by C malloc.
-func NewAllocator() *Allocator { return &Allocator{mem: mallocator.NewMallocator()} }
+// NewAllocator returns an allocator backed by C malloc, keeping no freed
+// buffers until SetPoolLimit.
+func NewAllocator() *Allocator {
+	return &Allocator{mem: mallocator.NewMallocator(), free: map[int][][]byte{}}
+}
 
-// Allocate returns a zeroed buffer of n bytes.
+// SetPoolLimit bounds the bytes in use plus the bytes of freed buffers kept
+// for reuse (0 keeps none). Lowering it releases kept buffers.
+func (a *Allocator) SetPoolLimit(n int64) {
+	a.mu.Lock()
+	a.limit = n
+	a.mu.Unlock()
+	a.trim()
+}
+
+// trim releases kept buffers until the pool is within its limit.
+func (a *Allocator) trim() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for size, bufs := range a.free {
+		for len(bufs) > 0 && a.cur.Load()+a.pooled > a.limit {
+			b := bufs[len(bufs)-1]
+			bufs = bufs[:len(bufs)-1]
+			a.pooled -= int64(len(b))
+			a.mem.Free(b)
+		}
+		if len(bufs) == 0 {
+			delete(a.free, size)
+		} else {
+			a.free[size] = bufs
+		}
+	}
+}
+
+// Allocate returns a buffer of n bytes with unspecified contents.
 func (a *Allocator) Allocate(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}
-	b := a.mem.Allocate(n)
+	var b []byte
+	a.mu.Lock()
+	if bufs := a.free[n]; len(bufs) > 0 {
+		b = bufs[len(bufs)-1]
+		a.free[n] = bufs[:len(bufs)-1]
+		a.pooled -= int64(n)
+	}
+	a.mu.Unlock()
 	c := a.cur.Add(int64(n))
+	if b == nil {
+		if c+a.Pooled() > a.limit {
+			a.trim()
+		}
+		b = a.mem.Allocate(n)
+	}
 	for {
 		p := a.peak.Load()
 		if c <= p || a.peak.CompareAndSwap(p, c) {
@@ -39,8 +94,25 @@ func (a *Allocator) Free(b []byte) {
 	if cap(b) == 0 {
 		return
 	}
-	a.cur.Add(-int64(len(b)))
-	a.mem.Free(b)
+	n := len(b)
+	a.mu.Lock()
+	keep := a.cur.Load()+a.pooled <= a.limit
+	if keep {
+		a.free[n] = append(a.free[n], b)
+		a.pooled += int64(n)
+	}
+	a.mu.Unlock()
+	a.cur.Add(-int64(n))
+	if !keep {
+		a.mem.Free(b)
+	}
+}
+
+// Pooled returns the bytes of freed buffers kept for reuse.
+func (a *Allocator) Pooled() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pooled
 }
 
 // InUse returns the bytes currently allocated.

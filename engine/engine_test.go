@@ -375,3 +375,31 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancel took %v", d)
 	}
 }
+
+func TestPermuteDimsAndZeroSizeTarget(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{2, 3, 4}, []any{1, 2, 3}, seq(24))
+	y, err := ops.PermuteDims(x, []int{2, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := compute(t, Options{}, y)[0]
+	for k := range 4 {
+		for i := range 2 {
+			for j := range 3 {
+				if g, want := got[k*6+i*3+j], float64(i*12+j*4+k); g != want {
+					t.Fatalf("y[%d,%d,%d] = %v, want %v", k, i, j, g, want)
+				}
+			}
+		}
+	}
+	// A zero-size array written to Zarr still gets its metadata.
+	dir := t.TempDir()
+	empty, _ := ops.Full([]int{0, 4}, zarr.Float64, plan.Scalar{Kind: 'i'}, []any{2, 2}, spec)
+	out, _ := ops.ToZarr(empty, dir, "e", false)
+	compute(t, Options{}, out)
+	back, err := ops.FromZarr(context.Background(), dir, "e", nil, spec)
+	if err != nil || back.Shape[0] != 0 || back.Shape[1] != 4 {
+		t.Fatalf("reading the empty array back: %v %v", back, err)
+	}
+}

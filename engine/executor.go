@@ -140,6 +140,8 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onTask func(TaskEv
 	resetPeakRSS()
 	st.RSSStart = currentRSS()
 	j.alloc.ResetPeak()
+	j.alloc.SetPoolLimit(opts.ProcessBudget)
+	defer j.alloc.SetPoolLimit(0)
 	start := time.Now()
 	for _, o := range p.Ops {
 		peak, err := j.runOp(ctx, o, onTask)
@@ -158,15 +160,15 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onTask func(TaskEv
 // runOp runs every task of one op and returns the largest task peak.
 func (j *job) runOp(ctx context.Context, o *plan.OpInfo, onTask func(TaskEvent)) (int64, error) {
 	op := o.Op
-	if op.Output.Size() == 0 {
-		return 0, nil
-	}
 	kernel, err := ops.NewTaskKernel(op)
 	if err != nil {
 		return 0, err
 	}
 	if _, err := j.storage.create(ctx, op.Output); err != nil {
 		return 0, err
+	}
+	if op.Output.Size() == 0 {
+		return 0, nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"crypto/rand"
 	"encoding/binary"
 	"math"
@@ -113,12 +114,12 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 	}
 	s, err := zarr.OpenStore(ctx, store)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("from_zarr: cannot open store %q: %w", store, err)
 	}
 	defer zarr.Close(s)
 	z, err := zarr.OpenArray(ctx, s, path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("from_zarr: no Zarr array at store %q, path %q: %w", store, path, err)
 	}
 	meta := z.Metadata()
 	dt := meta.DataType

@@ -319,3 +319,37 @@ func AsType(x *plan.Array, dt DType) (*plan.Array, error) {
 	return mapOp("astype", []plan.Input{{Array: x, Dims: plan.Identity(x.NDim())}},
 		castExpr(plan.InputExpr(0, x.DType), dt), x.Shape, x.Chunks)
 }
+
+// PermuteDims reorders the dimensions of x: output dimension i is input
+// dimension axes[i].
+func PermuteDims(x *plan.Array, axes []int) (*plan.Array, error) {
+	n := x.NDim()
+	if len(axes) != n {
+		return nil, plan.Errorf(plan.ErrValue, "permute_dims: axes %v do not match an array of dimension %d", axes, n)
+	}
+	dims := make([]plan.DimMap, n)
+	shape := make([]int, n)
+	chunks := make([][]int, n)
+	seen := make([]bool, n)
+	identity := true
+	for i, a := range axes {
+		if a < -n || a >= n {
+			return nil, plan.Errorf(plan.ErrValue, "permute_dims: axis %d is out of bounds for an array of dimension %d", a, n)
+		}
+		if a < 0 {
+			a += n
+		}
+		if seen[a] {
+			return nil, plan.Errorf(plan.ErrValue, "permute_dims: repeated axis %d in %v", a, axes)
+		}
+		seen[a] = true
+		identity = identity && a == i
+		dims[a] = plan.DimMap{Kind: plan.Affine, OutDim: i, Step: 1}
+		shape[i] = x.Shape[a]
+		chunks[i] = x.Chunks[a]
+	}
+	if identity {
+		return x, nil
+	}
+	return mapOp("permute_dims", []plan.Input{{Array: x, Dims: dims}}, plan.InputExpr(0, x.DType), shape, chunks)
+}
