@@ -1,0 +1,50 @@
+# cubego developer commands. On a fresh machine with Go and Python >= 3.11:
+#   make demo   create .venv, install cubego (editable) and run the out-of-core demo
+#   make test   go vet, go test -race, and the Python test suite
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+GO ?= go
+VENV := .venv
+VPY := $(VENV)/bin/python
+LIB := python/cubego/libcubego.so
+GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './.venv/*' -not -path './.git/*' 2>/dev/null)
+GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w"
+
+.PHONY: venv lib demo test pytest clean
+
+## venv: create .venv and install cubego in editable mode with the test extras
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml _build/backend.py
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --upgrade pip
+	$(VPY) -m pip install -e '.[test]'
+	touch $@
+
+## lib: rebuild the Go library of the editable install (after editing Go code)
+lib:
+	$(GO_BUILD) -o $(LIB) ./capi
+
+# The library as a file: rebuilt before tests and the demo when Go sources changed.
+$(LIB): $(GO_SOURCES) go.mod go.sum
+	$(GO_BUILD) -o $(LIB) ./capi
+
+## demo: process data several times larger than the memory budget, print peak memory
+demo: venv $(LIB)
+	$(VPY) -m cubego.demo
+
+## test: go vet, go test -race, then the Python tests
+test: venv $(LIB)
+	$(GO) vet ./...
+	$(GO) test -race ./...
+	$(VPY) -m pytest -q tests
+
+## pytest: only the Python tests
+pytest: venv $(LIB)
+	$(VPY) -m pytest -q tests
+
+clean:
+	rm -rf $(VENV) build dist tmp .pytest_cache .hypothesis *.egg-info
+	rm -f python/cubego/libcubego.so python/cubego/libcubego.h
+	find . -name __pycache__ -type d -not -path './.git/*' -prune -exec rm -rf {} +

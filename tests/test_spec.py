@@ -1,0 +1,172 @@
+"""Spec: sizes, defaults, the max_mem alias, equality and the JSON sent to the library."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import cubego
+from cubego.spec import default_spec, parse_size
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0, 0),
+        (100_000, 100_000),
+        (2.0e9, 2_000_000_000),
+        ("123", 123),
+        ("10B", 10),
+        ("500kB", 500_000),
+        ("500KB", 500_000),
+        ("100MB", 100_000_000),
+        ("100 MB", 100_000_000),
+        ("2GB", 2_000_000_000),
+        ("2gb", 2_000_000_000),
+        ("1.5GB", 1_500_000_000),
+        ("0.5TB", 500_000_000_000),
+        ("1PB", 10**15),
+        ("1KiB", 1024),
+        ("4MiB", 4 * 2**20),
+        ("1GiB", 2**30),
+        ("1.5GiB", 3 * 2**29),
+        ("2TiB", 2 * 2**40),
+        ("1e3B", 1000),
+        ("0.1kB", 100),
+    ],
+)
+def test_parse_size(value, expected):
+    assert parse_size(value, "allowed_mem") == expected
+    assert cubego.Spec(allowed_mem=value).allowed_mem == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("2XB", "unknown unit 'XB'"),
+        ("GB", "cannot parse"),
+        ("", "cannot parse"),
+        ("two GB", "cannot parse"),
+        ("-1GB", "cannot parse"),
+        ("1.5B", "not a whole number"),
+        (-5, "negative"),
+        (1.5, "not a whole number"),
+        (True, "expected a number of bytes"),
+        ([1], "expected an int or a size string"),
+    ],
+)
+def test_parse_size_invalid(value, message):
+    with pytest.raises(ValueError, match="allowed_mem") as info:
+        cubego.Spec(allowed_mem=value)
+    assert message in str(info.value)
+
+
+def test_reserved_mem_invalid():
+    with pytest.raises(ValueError, match="reserved_mem: unknown unit"):
+        cubego.Spec(reserved_mem="3 bananas")
+
+
+def test_defaults():
+    spec = cubego.Spec()
+    assert spec.work_dir is None
+    assert spec.allowed_mem == 2_000_000_000
+    assert spec.reserved_mem == 0
+    assert spec.executor is None
+    assert spec.executor_name is None
+    assert spec.executor_options == {}
+    assert spec.storage_options == {}
+    assert spec.zarr_compressor is None
+
+
+def test_default_spec_of_arrays_without_spec():
+    spec = default_spec()
+    assert spec.allowed_mem == 2_000_000_000
+    assert spec.reserved_mem == 100_000_000
+    assert default_spec() is spec
+
+
+def test_fields(tmp_path):
+    spec = cubego.Spec(
+        work_dir=tmp_path,
+        allowed_mem="1GB",
+        reserved_mem="50MB",
+        executor_name="single-threaded",
+        executor_options={"max_workers": 3, "retries": 1},
+        storage_options={"anon": True},
+        zarr_compressor="zstd",
+    )
+    assert spec.work_dir == str(tmp_path)
+    assert spec.allowed_mem == 1_000_000_000
+    assert spec.reserved_mem == 50_000_000
+    assert spec.executor_name == "single-threaded"
+    assert spec.executor_options == {"max_workers": 3, "retries": 1}
+    assert spec.storage_options == {"anon": True}
+    assert spec.zarr_compressor == "zstd"
+    # the options are copies: mutating them does not change the spec
+    spec.executor_options["max_workers"] = 99
+    assert spec.executor_options["max_workers"] == 3
+
+
+def test_to_json(tmp_path):
+    spec = cubego.Spec(work_dir=tmp_path, allowed_mem="2GB", reserved_mem="100MB")
+    assert spec._to_json() == {
+        "work_dir": str(tmp_path),
+        "allowed_mem": 2_000_000_000,
+        "reserved_mem": 100_000_000,
+        "zarr_compressor": None,
+    }
+    assert cubego.Spec(zarr_compressor="auto")._to_json()["zarr_compressor"] == "zstd"
+
+
+def test_zarr_compressor_invalid():
+    with pytest.raises(ValueError, match="zarr_compressor"):
+        cubego.Spec(zarr_compressor="lz5")
+
+
+def test_max_mem_is_a_deprecated_alias():
+    with pytest.warns(DeprecationWarning, match="max_mem"):
+        spec = cubego.Spec(work_dir="tmp", max_mem=100_000)
+    assert spec.allowed_mem == 100_000
+    assert spec.max_mem == 100_000
+    with pytest.warns(DeprecationWarning):
+        assert cubego.Spec(max_mem="1GB") == cubego.Spec(allowed_mem="1GB")
+
+
+def test_max_mem_and_allowed_mem_conflict():
+    with pytest.raises(ValueError, match="not both"):
+        cubego.Spec(allowed_mem="1GB", max_mem="1GB")
+
+
+def test_equality_and_hash(tmp_path):
+    a = cubego.Spec(work_dir=tmp_path, allowed_mem="1GB", executor_options={"max_workers": 2})
+    b = cubego.Spec(
+        work_dir=str(tmp_path), allowed_mem=1_000_000_000, executor_options={"max_workers": 2}
+    )
+    c = cubego.Spec(work_dir=tmp_path, allowed_mem="2GB")
+    d = cubego.Spec(work_dir=tmp_path, allowed_mem="1GB", executor_options={"max_workers": 3})
+    assert a == b and hash(a) == hash(b)
+    assert a != c
+    assert a != d
+    assert a != "spec"
+    assert len({a, b, c}) == 2
+
+
+def test_repr():
+    text = repr(cubego.Spec(work_dir="/data", allowed_mem="2GB", executor_name="threads"))
+    assert text.startswith("cubego.Spec(")
+    assert "work_dir='/data'" in text
+    assert "allowed_mem=2000000000" in text
+    assert "executor_name='threads'" in text
+
+
+def test_invalid_types():
+    with pytest.raises(TypeError, match="executor_options"):
+        cubego.Spec(executor_options=[("max_workers", 2)])
+    with pytest.raises(TypeError, match="executor_name"):
+        cubego.Spec(executor_name=3)
+
+
+def test_pickle_round_trip():
+    spec = cubego.Spec(work_dir="/w", allowed_mem="1GB", executor_options={"retries": 1})
+    assert pickle.loads(pickle.dumps(spec)) == spec
