@@ -41,6 +41,230 @@ var opTable = map[string]struct {
 		return ops.PermuteDims(in[0], axes)
 	}},
 	"to_zarr": {1, opToZarr},
+
+	"broadcast_to": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		shape, err := a.shape()
+		if err != nil {
+			return nil, err
+		}
+		return ops.BroadcastTo(in[0], shape)
+	}},
+	"reshape": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		shape, err := a.ints("shape")
+		if err != nil {
+			return nil, err
+		}
+		return ops.Reshape(in[0], shape)
+	}},
+	"concat": {-1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		axis, err := a.integer("axis", 0)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Concat(in, axis)
+	}},
+	"stack": {-1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		axis, err := a.integer("axis", 0)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Stack(in, axis)
+	}},
+	"pad_constant": {1, opPadConstant},
+	"where":        {-1, opWhere},
+	"cumulative": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		fn, err := a.str("func", "cumsum")
+		if err != nil {
+			return nil, err
+		}
+		axis, err := a.integer("axis", 0)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := optionalDType(a)
+		if err != nil {
+			return nil, err
+		}
+		initial, err := a.boolean("include_initial", false)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Cumulative(fn, in[0], axis, dt, initial)
+	}},
+	"sort": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		axis, desc, err := sortArgs(a)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Sort(in[0], axis, desc)
+	}},
+	"argsort": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		axis, desc, err := sortArgs(a)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Argsort(in[0], axis, desc)
+	}},
+	"take": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		idx, err := a.ints("indices")
+		if err != nil {
+			return nil, err
+		}
+		axis, err := a.integer("axis", 0)
+		if err != nil {
+			return nil, err
+		}
+		ix := make([]int64, len(idx))
+		for i, v := range idx {
+			ix[i] = int64(v)
+		}
+		return ops.Take(in[0], ix, axis)
+	}},
+	"searchsorted": {2, func(a args, in []*plan.Array) (*plan.Array, error) {
+		side, err := a.str("side", "left")
+		if err != nil {
+			return nil, err
+		}
+		return ops.SearchSorted(in[0], in[1], side)
+	}},
+	"isin": {2, func(a args, in []*plan.Array) (*plan.Array, error) {
+		invert, err := a.boolean("invert", false)
+		if err != nil {
+			return nil, err
+		}
+		return ops.IsIn(in[0], in[1], invert)
+	}},
+	"argreduce": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		fn, err := a.str("func", "argmax")
+		if err != nil {
+			return nil, err
+		}
+		var axis *int
+		if a.has("axis") {
+			v, err := a.integer("axis", 0)
+			if err != nil {
+				return nil, err
+			}
+			axis = &v
+		}
+		keep, err := a.boolean("keepdims", false)
+		if err != nil {
+			return nil, err
+		}
+		return ops.ArgReduce(fn, in[0], axis, keep)
+	}},
+	"var": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		fn, err := a.str("func", "var")
+		if err != nil {
+			return nil, err
+		}
+		axes, err := a.ints("axis")
+		if err != nil {
+			return nil, err
+		}
+		keep, err := a.boolean("keepdims", false)
+		if err != nil {
+			return nil, err
+		}
+		corr, err := a.float("correction", 0)
+		if err != nil {
+			return nil, err
+		}
+		dt, err := optionalDType(a)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Var(fn, in[0], axes, keep, corr, dt)
+	}},
+	"squeeze": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
+		axes, err := a.ints("axis")
+		if err != nil {
+			return nil, err
+		}
+		if axes == nil {
+			axes = []int{}
+		}
+		return ops.Squeeze(in[0], axes)
+	}},
+}
+
+func optionalDType(a args) (*ops.DType, error) {
+	dt, ok, err := a.dtype("dtype")
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &dt, nil
+}
+
+func sortArgs(a args) (int, bool, error) {
+	axis, err := a.integer("axis", -1)
+	if err != nil {
+		return 0, false, err
+	}
+	desc, err := a.boolean("descending", false)
+	return axis, desc, err
+}
+
+func opPadConstant(a args, in []*plan.Array) (*plan.Array, error) {
+	list, ok := a["pad_width"].([]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrValue, "pad needs pad_width: a list of [before, after] per axis")
+	}
+	widths := make([][2]int, len(list))
+	for i, w := range list {
+		pair, ok := w.([]any)
+		if !ok || len(pair) != 2 {
+			return nil, plan.Errorf(plan.ErrValue, "pad width %v for axis %d is not a (before, after) pair", w, i)
+		}
+		for j := range 2 {
+			n, err := toInt("pad_width", pair[j])
+			if err != nil {
+				return nil, err
+			}
+			widths[i][j] = n
+		}
+	}
+	value := plan.Scalar{Kind: 'i'}
+	if m, ok := a["constant_value"].(map[string]any); ok {
+		v, err := parseScalar(m)
+		if err != nil {
+			return nil, err
+		}
+		value = v
+	}
+	return ops.PadConstant(in[0], widths, value)
+}
+
+// opWhere takes the condition as input 0 and x, y as operands like elemwise.
+func opWhere(a args, in []*plan.Array) (*plan.Array, error) {
+	list, ok := a["operands"].([]any)
+	if !ok || len(list) != 2 || len(in) < 1 {
+		return nil, plan.Errorf(plan.ErrValue, "where needs a condition array and two operands")
+	}
+	operands := make([]ops.Operand, 2)
+	for i, o := range list {
+		m, ok := o.(map[string]any)
+		if !ok {
+			return nil, plan.Errorf(plan.ErrType, "invalid operand %v", o)
+		}
+		if v, ok := m["input"]; ok {
+			k, err := toInt("input", v)
+			if err != nil {
+				return nil, err
+			}
+			if k < 1 || k >= len(in) {
+				return nil, plan.Errorf(plan.ErrValue, "operand refers to input %d of %d", k, len(in))
+			}
+			operands[i] = ops.Operand{Array: in[k]}
+			continue
+		}
+		s, err := parseScalar(m)
+		if err != nil {
+			return nil, err
+		}
+		operands[i] = ops.Operand{Scalar: &s}
+	}
+	return ops.Where(in[0], operands[0], operands[1])
 }
 
 //export cg_op

@@ -303,12 +303,21 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		}
 	} else {
 		ins := make([]ops.Block, len(op.Inputs))
+		piecewise := op.Kernel.Core == "piecewise"
 		for s := range steps {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
 			for i, in := range op.Inputs {
 				r := op.InputRegion(i, block, step)
+				var origin []int
+				if piecewise {
+					var ok bool
+					if r, origin, ok = r.Clip(in.Array.Shape); !ok {
+						ins[i] = ops.Block{DType: in.Array.DType, Origin: origin}
+						continue
+					}
+				}
 				n := int(r.Size()) * in.Array.DType.Size()
 				size := n
 				if !in.Array.Virtual() && op.InputAligned(i) {
@@ -318,13 +327,15 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
 					return 0, err
 				}
-				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n]}
+				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
 			}
-			if err := k.Step(ta, outBlock, ins, s == 0); err != nil {
+			if err := k.At(block, step).Step(ta, outBlock, ins, s == 0); err != nil {
 				return 0, err
 			}
 			for i := range ins {
-				ta.Free(ins[i].Data[:cap(ins[i].Data)])
+				if ins[i].Data != nil {
+					ta.Free(ins[i].Data[:cap(ins[i].Data)])
+				}
 			}
 			for d := len(step) - 1; d >= 0; d-- {
 				step[d]++

@@ -14,11 +14,15 @@ type Allocator interface {
 	Free(b []byte)
 }
 
-// Block is a C-contiguous block of elements.
+// Block is a C-contiguous block of elements. Origin, for the regions of a
+// piecewise kernel, is the position of the block's first element within
+// the region the task asked for (nil: at its start); a nil Data with a
+// non-nil Origin means the region was empty after clipping.
 type Block struct {
-	DType DType
-	Shape []int
-	Data  []byte
+	DType  DType
+	Shape  []int
+	Data   []byte
+	Origin []int
 }
 
 // TaskKernel runs the kernel of one op on the blocks of one task: Step is
@@ -26,6 +30,17 @@ type Block struct {
 // input's own dimension order), then Finish once.
 type TaskKernel struct {
 	op *plan.Op
+	// The task's output block and iteration step, for kernels whose work
+	// depends on them (take).
+	block, step []int
+}
+
+// At returns the kernel for one task's output block and iteration step
+// (a copy: a TaskKernel is shared by the concurrent tasks of its op).
+func (t *TaskKernel) At(block, step []int) *TaskKernel {
+	c := *t
+	c.block, c.step = block, step
+	return &c
 }
 
 // NewTaskKernel checks an op's kernel and returns its runner.
@@ -44,6 +59,11 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 		if len(k.Exprs) != 2 || len(op.Inputs) != 2 {
 			return nil, fmt.Errorf("ops: matmul kernel of %s needs two operands", op)
 		}
+	case "piecewise", "reshape":
+	case "cumsum", "cumprod", "sort", "argsort", "take", "searchsorted_left", "searchsorted_right", "isin":
+		if len(k.Axes) != 1 {
+			return nil, fmt.Errorf("ops: %s kernel of %s needs one axis", k.Core, op)
+		}
 	default:
 		return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 	}
@@ -55,12 +75,18 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 // buffer.
 func (t *TaskKernel) CopyOnly() bool {
 	k := t.op.Kernel
+	if k.Core == "reshape" {
+		return true
+	}
 	if k.Core != "map" || k.Exprs[0].Op != "input" || len(t.op.Inputs) != 1 {
 		return false
 	}
 	// The region must have the output's layout: no broadcast or transposed
-	// dimensions (dropped Const dimensions keep the layout).
+	// dimensions (dropped Const dimensions keep the layout), and output
+	// dimensions no input dimension runs along must have extent 1
+	// (newaxis), not be broadcast.
 	next := 0
+	covered := make([]bool, t.op.Output.NDim())
 	for _, m := range t.op.Inputs[0].Dims {
 		switch m.Kind {
 		case plan.Affine:
@@ -68,11 +94,17 @@ func (t *TaskKernel) CopyOnly() bool {
 				return false
 			}
 			next = m.OutDim + 1
-		case plan.Blocks:
+			covered[m.OutDim] = true
+		case plan.Const:
+		default:
 			return false
 		}
 	}
-	// Output dims without an input dim (newaxis) have extent 1: fine.
+	for d, c := range covered {
+		if !c && plan.MaxChunk(t.op.Output.Chunks[d]) > 1 {
+			return false
+		}
+	}
 	return true
 }
 
@@ -103,6 +135,12 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		}
 		acc := kernels.Contiguous(out.DType, out.Data, accShape)
 		return kernels.Reduce(k.Reduce, acc, x, k.Axes, first)
+	case "piecewise":
+		return t.piecewiseStep(out, ins, first)
+	case "cumsum", "cumprod", "sort", "argsort":
+		return chunkFunc(k, out, ins[0])
+	case "take", "searchsorted_left", "searchsorted_right", "isin":
+		return t.foldStep(out, ins, first)
 	case "matmul":
 		a, relA, err := evalOperand(alloc, k.Exprs[0], ins)
 		if err != nil {
@@ -140,7 +178,8 @@ func (t *TaskKernel) outView(i int, b Block, outShape []int) kernels.Operand {
 	strides := CStrides(b.Shape)
 	view := make([]int, len(outShape))
 	for d, m := range in.Dims {
-		if m.Kind == plan.Affine && m.Step != 0 && b.Shape[d] == outShape[m.OutDim] && b.Shape[d] > 1 {
+		mapped := (m.Kind == plan.Affine && m.Step != 0) || (m.Kind == plan.Full && m.OutDim >= 0)
+		if mapped && b.Shape[d] == outShape[m.OutDim] && b.Shape[d] > 1 {
 			view[m.OutDim] = strides[d]
 		}
 	}
@@ -157,7 +196,7 @@ func (t *TaskKernel) frameShape(ins []Block) []int {
 	}
 	for i, in := range t.op.Inputs {
 		for d, m := range in.Dims {
-			if m.Kind == plan.Blocks || (m.Kind == plan.Affine && m.Step != 0) {
+			if inFrame(m) {
 				frame[m.Frame] = max(frame[m.Frame], ins[i].Shape[d])
 			}
 		}
@@ -165,12 +204,17 @@ func (t *TaskKernel) frameShape(ins []Block) []int {
 	return frame
 }
 
+// inFrame reports whether an input dimension runs along a frame dimension.
+func inFrame(m plan.DimMap) bool {
+	return m.Kind == plan.Blocks || m.Kind == plan.Full || (m.Kind == plan.Affine && m.Step != 0)
+}
+
 // frameView views input region b of input i in the operand frame.
 func (t *TaskKernel) frameView(i int, b Block, frame []int) kernels.Operand {
 	strides := CStrides(b.Shape)
 	view := make([]int, len(frame))
 	for d, m := range t.op.Inputs[i].Dims {
-		if (m.Kind == plan.Blocks || (m.Kind == plan.Affine && m.Step != 0)) && b.Shape[d] > 1 {
+		if inFrame(m) && b.Shape[d] > 1 {
 			view[m.Frame] = strides[d]
 		}
 	}

@@ -91,6 +91,12 @@ func (op *Op) InputAligned(i int) bool {
 		switch m.Kind {
 		case Blocks:
 			continue
+		case Full:
+			if len(in.Array.Chunks[d]) != 1 {
+				return false
+			}
+		case Scaled, BlockIndex:
+			return false
 		case Const:
 			if len(in.Array.Chunks[d]) != 1 || in.Array.Shape[d] != 1 {
 				return false

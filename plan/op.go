@@ -44,6 +44,16 @@ const (
 	// is -1. The task iterates over them one block at a time, in lockstep
 	// with the other inputs' Blocks dimensions on the same IterAxis.
 	Blocks
+	// Full: the whole input dimension (which runs along OutDim of the
+	// output, or no output dimension when OutDim is -1).
+	Full
+	// Scaled: the input elements [lo·Num/Den, hi·Num/Den) where [lo, hi) is
+	// the output block's range along OutDim (reshape's merged or split
+	// leading dimensions, whose block boundaries match by construction).
+	Scaled
+	// BlockIndex: the single input element whose index is the output
+	// block's index along OutDim (per-block values such as scan carries).
+	BlockIndex
 )
 
 // DimMap maps an output block to the range of one input dimension.
@@ -55,6 +65,7 @@ type DimMap struct {
 	Index    int
 	Factor   int
 	IterAxis int
+	Num, Den int
 	// Frame is, for reduce kernels, the dimension of the folded operand
 	// that this input dimension runs along (Affine with Step ≠ 0, Blocks).
 	Frame int
@@ -73,14 +84,24 @@ func Identity(ndim int) []DimMap {
 type Kernel struct {
 	// Core is "map" (Exprs[0] evaluated over the output block), "reduce"
 	// (Exprs[0] folded over the iteration steps with Reduce along Axes,
-	// keeping dims) or "matmul" (Exprs[0] @ Exprs[1], summed over steps).
+	// keeping dims), "matmul" (Exprs[0] @ Exprs[1], summed over steps),
+	// "piecewise" (the block filled with Fill, then each input's region,
+	// clipped to the input, copied to its place: concat, pad), "reshape"
+	// (the one input's region has the output block's bytes), or a chunk
+	// function along Axes[0] of the one input: "cumsum", "cumprod",
+	// "sort", "argsort" (Descending, stable).
 	Core   string
 	Exprs  []*Expr
 	Reduce string
 	// Axes are the folded dimensions of the operand frame (reduce), which
 	// has FrameNDim dimensions.
-	Axes      []int
-	FrameNDim int
+	Axes       []int
+	FrameNDim  int
+	Fill       Scalar
+	Descending bool
+	// Indices are a take's source positions along Axes[0], one per output
+	// element along that axis.
+	Indices []int64
 }
 
 // Expr is an elementwise expression over an op's inputs.
@@ -205,9 +226,47 @@ func (op *Op) InputRegion(i int, block, step []int) Region {
 				off += c
 			}
 			r.Start[d], r.Step[d], r.Count[d] = off, 1, in.Array.Chunks[d][b]
+		case Full:
+			r.Start[d], r.Step[d], r.Count[d] = 0, 1, in.Array.Shape[d]
+		case Scaled:
+			a, b := lo[m.OutDim]*m.Num/m.Den, hi[m.OutDim]*m.Num/m.Den
+			r.Start[d], r.Step[d], r.Count[d] = a, 1, b-a
+		case BlockIndex:
+			r.Start[d], r.Step[d], r.Count[d] = block[m.OutDim], 1, 1
 		}
 	}
 	return r
+}
+
+// Clip limits a region to an array of the given shape along dimensions
+// with a positive step. It returns the clipped region, the offset of its
+// first element within the unclipped region per dimension, and false when
+// nothing is left.
+func (r Region) Clip(shape []int) (Region, []int, bool) {
+	n := len(r.Count)
+	c := Region{Start: append([]int{}, r.Start...), Step: append([]int{}, r.Step...), Count: append([]int{}, r.Count...)}
+	origin := make([]int, n)
+	for d := range n {
+		if r.Step[d] <= 0 {
+			continue
+		}
+		// Indices i with 0 <= Start + Step·i < shape[d].
+		lo := 0
+		if r.Start[d] < 0 {
+			lo = (-r.Start[d] + r.Step[d] - 1) / r.Step[d]
+		}
+		hi := r.Count[d]
+		if last := r.Start[d] + r.Step[d]*(hi-1); hi > 0 && last >= shape[d] {
+			hi = (shape[d] - r.Start[d] + r.Step[d] - 1) / r.Step[d]
+		}
+		if hi <= lo {
+			return c, origin, false
+		}
+		origin[d] = lo
+		c.Start[d] = r.Start[d] + r.Step[d]*lo
+		c.Count[d] = hi - lo
+	}
+	return c, origin, true
 }
 
 // MaxInputRegionBytes returns the bytes of the largest region of input i
@@ -224,6 +283,10 @@ func (op *Op) MaxInputRegionBytes(i int) int64 {
 			}
 		case Blocks:
 			n *= int64(MaxChunk(in.Array.Chunks[d]))
+		case Full:
+			n *= int64(in.Array.Shape[d])
+		case Scaled:
+			n *= int64((MaxChunk(out.Chunks[m.OutDim])*m.Num + m.Den - 1) / m.Den)
 		}
 	}
 	return n
@@ -246,6 +309,12 @@ func (op *Op) check() error {
 				bad = m.Index < 0 || m.Index >= in.Array.Shape[d]
 			case Blocks:
 				bad = m.OutDim >= nout || m.IterAxis < 0 || (m.OutDim >= 0 && m.Factor < 1)
+			case Full:
+				bad = m.OutDim >= nout
+			case Scaled:
+				bad = m.OutDim < 0 || m.OutDim >= nout || m.Num < 1 || m.Den < 1
+			case BlockIndex:
+				bad = m.OutDim < 0 || m.OutDim >= nout
 			default:
 				bad = true
 			}
