@@ -36,6 +36,8 @@ __all__ = [
     "LibraryError",
     "Job",
     "array_release",
+    "arrays_from_json",
+    "arrays_to_json",
     "compute",
     "debug_panic",
     "encode_scalar",
@@ -104,6 +106,8 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_job_stats": ([_u64, _c_char_pp, _c_char_pp], _i32),
     "cg_job_release": ([_u64], _i32),
     "cg_plan": ([_c_uint64_p, _i64, ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
+    "cg_arrays_to_json": ([_c_uint64_p, _i64, _c_char_pp, _c_char_pp], _i32),
+    "cg_arrays_from_json": ([ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
     "cg_set_max_procs": ([_i32, ctypes.POINTER(_i32)], _i32),
     "cg_set_memory_limit": ([_i64, ctypes.POINTER(_i64)], _i32),
     "cg_set_gc_percent": ([_i32, ctypes.POINTER(_i32)], _i32),
@@ -433,6 +437,29 @@ def plan_info(handles: list[int], options: dict) -> dict:
         _take_string(out)
         _raise(status, err, "plan")
     return json.loads(_take_string(out))
+
+
+def arrays_to_json(handles: list[int]) -> str:
+    """``cg_arrays_to_json``: the versioned JSON graph that computes these arrays."""
+    lib = library()
+    array, n = _handles(handles)
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_arrays_to_json(array, n, ctypes.byref(out), ctypes.byref(err))
+    if status != CG_OK:
+        _take_string(out)
+        _raise(status, err, "arrays_to_json")
+    return _take_string(out)
+
+
+def arrays_from_json(graph: str) -> list[dict]:
+    """``cg_arrays_from_json``: new arrays from a graph written by :func:`arrays_to_json`."""
+    lib = library()
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_arrays_from_json(graph.encode(), ctypes.byref(out), ctypes.byref(err))
+    if status != CG_OK:
+        _take_string(out)
+        _raise(status, err, "arrays_from_json")
+    return json.loads(_take_string(out))["arrays"]
 
 
 # ----------------------------------------------------------------------------- runtime knobs

@@ -207,7 +207,9 @@ class Array:
     __hash__ = object.__hash__
 
     def __reduce__(self) -> Any:
-        raise TypeError("cubego arrays cannot be pickled yet; compute them first")
+        # Pickles the graph that computes the array (not its values): the
+        # unpickled array computes the same values in any process.
+        return (_restore_array, (_lib.arrays_to_json([self._handle]), self.spec))
 
     def __copy__(self) -> Array:
         return self  # arrays are immutable
@@ -403,3 +405,9 @@ def _encode_key(key: Any) -> list[dict]:
                     f"valid indices, got {type(k).__name__}"
                 ) from None
     return encoded
+
+
+def _restore_array(graph: str, spec: Any) -> Array:
+    """Unpickle an array: rebuild its graph in this process's library."""
+    (info,) = _lib.arrays_from_json(graph)
+    return Array._new(info, spec)
