@@ -237,32 +237,15 @@ func opPadConstant(a args, in []*plan.Array) (*plan.Array, error) {
 
 // opWhere takes the condition as input 0 and x, y as operands like elemwise.
 func opWhere(a args, in []*plan.Array) (*plan.Array, error) {
-	list, ok := a["operands"].([]any)
-	if !ok || len(list) != 2 || len(in) < 1 {
-		return nil, plan.Errorf(plan.ErrValue, "where needs a condition array and two operands")
+	if len(in) < 1 {
+		return nil, plan.Errorf(plan.ErrValue, "where needs a condition array")
 	}
-	operands := make([]ops.Operand, 2)
-	for i, o := range list {
-		m, ok := o.(map[string]any)
-		if !ok {
-			return nil, plan.Errorf(plan.ErrType, "invalid operand %v", o)
-		}
-		if v, ok := m["input"]; ok {
-			k, err := toInt("input", v)
-			if err != nil {
-				return nil, err
-			}
-			if k < 1 || k >= len(in) {
-				return nil, plan.Errorf(plan.ErrValue, "operand refers to input %d of %d", k, len(in))
-			}
-			operands[i] = ops.Operand{Array: in[k]}
-			continue
-		}
-		s, err := parseScalar(m)
-		if err != nil {
-			return nil, err
-		}
-		operands[i] = ops.Operand{Scalar: &s}
+	operands, err := parseOperands(a, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(operands) != 2 {
+		return nil, plan.Errorf(plan.ErrValue, "where needs two operands besides the condition, got %d", len(operands))
 	}
 	return ops.Where(in[0], operands[0], operands[1])
 }
@@ -441,32 +424,9 @@ func opElemwise(a args, in []*plan.Array) (*plan.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, ok := a["operands"].([]any)
-	if !ok {
-		return nil, plan.Errorf(plan.ErrValue, "elemwise needs a list of operands")
-	}
-	operands := make([]ops.Operand, len(list))
-	for i, o := range list {
-		m, ok := o.(map[string]any)
-		if !ok {
-			return nil, plan.Errorf(plan.ErrType, "invalid operand %v", o)
-		}
-		if v, ok := m["input"]; ok {
-			k, err := toInt("input", v)
-			if err != nil {
-				return nil, err
-			}
-			if k < 0 || k >= len(in) {
-				return nil, plan.Errorf(plan.ErrValue, "operand refers to input %d of %d", k, len(in))
-			}
-			operands[i] = ops.Operand{Array: in[k]}
-			continue
-		}
-		s, err := parseScalar(m)
-		if err != nil {
-			return nil, err
-		}
-		operands[i] = ops.Operand{Scalar: &s}
+	operands, err := parseOperands(a, in, 0)
+	if err != nil {
+		return nil, err
 	}
 	return ops.Elemwise(fn, operands...)
 }
@@ -583,4 +543,37 @@ func opToZarr(a args, in []*plan.Array) (*plan.Array, error) {
 		return nil, plan.Errorf(plan.ErrNotImplemented, "writing Zarr format %d is not supported yet; use zarr_format=3", f)
 	}
 	return ops.ToZarr(in[0], store, path, overwrite)
+}
+
+// parseOperands decodes "operands": each {"input": i} (an index into in,
+// at least first) or a scalar.
+func parseOperands(a args, in []*plan.Array, first int) ([]ops.Operand, error) {
+	list, ok := a["operands"].([]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrValue, "missing the list of operands")
+	}
+	operands := make([]ops.Operand, len(list))
+	for i, o := range list {
+		m, ok := o.(map[string]any)
+		if !ok {
+			return nil, plan.Errorf(plan.ErrType, "invalid operand %v", o)
+		}
+		if v, ok := m["input"]; ok {
+			k, err := toInt("input", v)
+			if err != nil {
+				return nil, err
+			}
+			if k < first || k >= len(in) {
+				return nil, plan.Errorf(plan.ErrValue, "operand refers to input %d of %d", k, len(in))
+			}
+			operands[i] = ops.Operand{Array: in[k]}
+			continue
+		}
+		s, err := parseScalar(m)
+		if err != nil {
+			return nil, err
+		}
+		operands[i] = ops.Operand{Scalar: &s}
+	}
+	return operands, nil
 }
