@@ -1,7 +1,6 @@
 package zarr
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +8,8 @@ import (
 	"sync/atomic"
 )
 
-// Array is an open Zarr v3 array: its metadata and the store holding its
-// chunks. Its methods are safe for concurrent use.
+// Array is an open Zarr array (v3 or v2): its metadata and the store
+// holding its chunks. Its methods are safe for concurrent use.
 type Array struct {
 	store Store
 	path  string // node path, "" for the store root
@@ -23,17 +22,16 @@ type Array struct {
 	keySep     string
 	keyV2      bool
 
-	// fillBlock is the fill element repeated over fillBlockSize bytes
-	// (every element size divides it), for filling and comparing chunks.
-	fillBlock []byte
-	fillZero  bool
+	fillPattern
+
+	// shard is the sharding codec when inner chunks can be read on their
+	// own (sharding is the array→bytes codec with nothing around it).
+	shard *shardingCodec
 
 	readerInto ReaderInto // the store's fast path, or nil
 
 	writeEmptyChunks atomic.Bool
 }
-
-const fillBlockSize = 4096
 
 const metadataKey = "zarr.json"
 
@@ -44,53 +42,107 @@ func nodeKey(path, name string) string {
 	return path + "/" + name
 }
 
-// CreateArray writes the zarr.json of a new array at path ("" is the
-// store root) and returns it open. It validates meta first and replaces
-// any existing metadata at path; existing chunks are left alone.
+// CreateArray writes the metadata of a new array at path ("" is the store
+// root) and returns it open: zarr.json for Zarr v3, .zarray and .zattrs
+// for v2 (meta.ZarrFormat 2). It validates meta first and replaces any
+// existing metadata at path, of either format; existing chunks are left
+// alone.
 func CreateArray(ctx context.Context, s Store, path string, meta ArrayMetadata) (*Array, error) {
 	p, err := cleanNodePath(path)
 	if err != nil {
 		return nil, err
 	}
 	meta = meta.clone()
-	doc, err := meta.MarshalJSON()
+	docs, err := meta.Documents()
 	if err != nil {
 		return nil, err
 	}
 	// Reparse so the open array holds the canonical metadata (codecs as
 	// written, attributes as JSON values) that OpenArray would return.
-	canon, err := ParseArrayMetadata(doc)
+	var canon ArrayMetadata
+	if meta.format() == 2 {
+		canon, err = ParseArrayMetadataV2(docs[zarrayKey], docs[zattrsKey])
+	} else {
+		canon, err = ParseArrayMetadata(docs[metadataKey])
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Set(ctx, nodeKey(p, metadataKey), doc); err != nil {
-		return nil, err
+	// Remove the other format's metadata, so readers that try v3 first
+	// (as zarr-python does) find this array.
+	stale := []string{zarrayKey, zattrsKey}
+	if meta.format() == 2 {
+		stale = []string{metadataKey}
+	}
+	for _, k := range stale {
+		if err := s.Delete(ctx, nodeKey(p, k)); err != nil {
+			return nil, err
+		}
+	}
+	// The attributes first, so the array appears with them.
+	for _, k := range []string{zattrsKey, zarrayKey, metadataKey} {
+		if doc, ok := docs[k]; ok {
+			if err := s.Set(ctx, nodeKey(p, k), doc); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return newArray(s, p, canon)
 }
 
-// OpenArray opens the array at path ("" is the store root). A missing
-// zarr.json is an error wrapping ErrNotFound; unsupported data types,
-// codecs or extensions give errors wrapping ErrNotImplemented that name
-// them.
+// OpenArray opens the array at path ("" is the store root), Zarr v3
+// (zarr.json) or, when there is none, v2 (.zarray and .zattrs). A missing
+// array is an error wrapping ErrNotFound; unsupported data types, codecs
+// or extensions give errors wrapping ErrNotImplemented that name them.
 func OpenArray(ctx context.Context, s Store, path string) (*Array, error) {
 	p, err := cleanNodePath(path)
 	if err != nil {
 		return nil, err
 	}
-	key := nodeKey(p, metadataKey)
-	doc, err := s.Get(ctx, key)
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w: no array at %q (no %s)", ErrNotFound, path, key)
-	}
+	meta, err := readArrayMetadata(ctx, s, p)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := ParseArrayMetadata(doc)
-	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, key)
-	}
 	return newArray(s, p, meta)
+}
+
+// readArrayMetadata reads and parses the metadata of the array at p.
+func readArrayMetadata(ctx context.Context, s Store, p string) (ArrayMetadata, error) {
+	key := nodeKey(p, metadataKey)
+	doc, err := s.Get(ctx, key)
+	switch {
+	case err == nil:
+		meta, err := ParseArrayMetadata(doc)
+		if err != nil {
+			return meta, fmt.Errorf("%w (in %s)", err, key)
+		}
+		return meta, nil
+	case !errors.Is(err, ErrNotFound):
+		return ArrayMetadata{}, err
+	}
+	zkey := nodeKey(p, zarrayKey)
+	zarray, err := s.Get(ctx, zkey)
+	if errors.Is(err, ErrNotFound) {
+		if _, gerr := s.Get(ctx, nodeKey(p, zgroupKey)); gerr == nil {
+			return ArrayMetadata{}, fmt.Errorf("%w: %q is a group, not an array", ErrNotFound, p)
+		}
+		return ArrayMetadata{}, fmt.Errorf("%w: no array at %q (no %s or %s)", ErrNotFound, p, key, zkey)
+	}
+	if err != nil {
+		return ArrayMetadata{}, err
+	}
+	zattrs, err := s.Get(ctx, nodeKey(p, zattrsKey))
+	if errors.Is(err, ErrNotFound) {
+		zattrs, err = nil, nil
+	}
+	if err != nil {
+		return ArrayMetadata{}, err
+	}
+	meta, err := ParseArrayMetadataV2(zarray, zattrs)
+	if err != nil {
+		return meta, fmt.Errorf("%w (in %s)", err, zkey)
+	}
+	return meta, nil
 }
 
 // newArray opens an array on validated metadata.
@@ -117,7 +169,7 @@ func newArray(s Store, path string, meta ArrayMetadata) (*Array, error) {
 			a.grid[i]++
 		}
 	}
-	enc := meta.ChunkKeyEncoding.resolved()
+	enc := meta.chunkKeyEncoding()
 	a.keySep = enc.Separator
 	a.keyV2 = enc.Name == "v2"
 	switch {
@@ -126,8 +178,10 @@ func newArray(s Store, path string, meta ArrayMetadata) (*Array, error) {
 	case path != "":
 		a.keyPrefix = path + "/"
 	}
-	a.fillBlock = bytes.Repeat(meta.FillValue, fillBlockSize/len(meta.FillValue))
-	a.fillZero = fillElementIsZero(meta.FillValue)
+	a.fillPattern = newFillPattern(meta.FillValue)
+	if sc, ok := pipe.a2b.(*shardingCodec); ok && len(pipe.a2a) == 0 && len(pipe.b2b) == 0 {
+		a.shard = sc
+	}
 	a.readerInto, _ = s.(ReaderInto)
 	return a, nil
 }
@@ -262,29 +316,6 @@ func (a *Array) getEncoded(ctx context.Context, key string) ([]byte, func(), err
 	return v, func() {}, err
 }
 
-// fill sets every element of dst to the fill value.
-func (a *Array) fill(dst []byte) {
-	if a.fillZero {
-		clear(dst)
-		return
-	}
-	for i := 0; i < len(dst); i += fillBlockSize {
-		copy(dst[i:], a.fillBlock)
-	}
-}
-
-// isFill reports whether every element of src equals the fill value, bit
-// for bit (so -0.0 is not 0.0, and NaNs match only the fill's payload).
-func (a *Array) isFill(src []byte) bool {
-	for i := 0; i < len(src); i += fillBlockSize {
-		end := min(i+fillBlockSize, len(src))
-		if !bytes.Equal(src[i:end], a.fillBlock[:end-i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // WriteChunk encodes src, exactly ChunkBytes bytes of little-endian
 // elements in C order, and stores it as the chunk at coords, atomically.
 // Unless SetWriteEmptyChunks(true) was called, a chunk whose elements all
@@ -294,7 +325,7 @@ func (a *Array) WriteChunk(ctx context.Context, coords []int, src []byte) error 
 		return err
 	}
 	key := a.ChunkKey(coords)
-	if !a.writeEmptyChunks.Load() && a.isFill(src) {
+	if !a.writeEmptyChunks.Load() && a.matches(src) {
 		return a.store.Delete(ctx, key)
 	}
 	enc, release, err := a.pipe.encode(src)

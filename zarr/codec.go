@@ -23,6 +23,23 @@ func BytesCodec() Codec {
 	return Codec{Name: "bytes", Configuration: map[string]any{"endian": "little"}}
 }
 
+// MarshalJSON encodes the codec as a zarr.json entry: {"name": ...,
+// "configuration": {...}}, the configuration left out when empty.
+func (c Codec) MarshalJSON() ([]byte, error) {
+	return json.Marshal(namedJSON(c))
+}
+
+// UnmarshalJSON decodes a zarr.json codec entry: a name, or a {"name",
+// "configuration"} object. Numbers in the configuration are json.Number.
+func (c *Codec) UnmarshalJSON(b []byte) error {
+	v, err := parseCodecJSON(b)
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
 // ZstdCodec returns the "zstd" bytes→bytes codec with a zstd compression
 // level (as the zstd command line: 0 means the default, 3; negative levels
 // are faster) and whether frames carry a content checksum.
@@ -33,7 +50,8 @@ func ZstdCodec(level int, checksum bool) Codec {
 // Codecs come in the three kinds of the Zarr v3 spec. A chain is zero or
 // more array→array codecs, exactly one array→bytes codec, then zero or
 // more bytes→bytes codecs. Encoding runs the chain forward, decoding runs
-// it backward. Every codec value is immutable and safe for concurrent use.
+// it backward. Every codec value is built for the chunks of one array (a
+// chunkSpec), is immutable and is safe for concurrent use.
 
 // codec is what every codec has: its zarr.json form.
 type codec interface {
@@ -58,23 +76,32 @@ func (s chunkSpec) byteSize() int {
 	return n
 }
 
-// arrayToArrayCodec rearranges a decoded chunk (for example "transpose").
-// None is implemented yet; the pipeline refuses them by name.
+// fill returns the spec's fill element, zeros when none is set.
+func (s chunkSpec) fill() []byte {
+	if s.fillValue == nil {
+		return make([]byte, s.dataType.Size())
+	}
+	return s.fillValue
+}
+
+// arrayToArrayCodec rearranges a decoded chunk ("transpose", and Zarr
+// v2's "F" order). It keeps the size of the chunk.
 type arrayToArrayCodec interface {
 	codec
-	// resolve returns the spec of the chunk this codec produces from one
-	// of spec.
-	resolve(spec chunkSpec) (chunkSpec, error)
-	encode(dst, src []byte, spec chunkSpec) error
-	decode(dst, src []byte, spec chunkSpec) error
+	// outSpec returns the spec of the chunks this codec produces.
+	outSpec() chunkSpec
+	// encode and decode transform exactly one chunk; dst and src do not
+	// overlap.
+	encode(dst, src []byte) error
+	decode(dst, src []byte) error
 }
 
 // arrayToBytesCodec serialises a decoded chunk to bytes ("bytes",
-// later "sharding_indexed").
+// "sharding_indexed").
 type arrayToBytesCodec interface {
 	codec
-	// encodedSize returns the size of the encoding of a chunk of
-	// decoded bytes, or -1 when it is not known in advance.
+	// encodedSize returns an upper bound of the size of the encoding of
+	// a chunk of decoded bytes as this package writes it.
 	encodedSize(decoded int) int
 	// passThrough reports whether encoding leaves the bytes unchanged,
 	// so the pipeline may skip the copy.
@@ -85,8 +112,8 @@ type arrayToBytesCodec interface {
 	decode(dst, src []byte) error
 }
 
-// bytesToBytesCodec transforms bytes ("zstd", later "gzip", "blosc",
-// "crc32c").
+// bytesToBytesCodec transforms bytes ("zstd", "gzip", "blosc", "crc32c",
+// and Zarr v2's compressors and filters).
 type bytesToBytesCodec interface {
 	codec
 	// encodedSizeBound returns an upper bound of the size of the encoding
@@ -100,10 +127,17 @@ type bytesToBytesCodec interface {
 	decode(dst, src []byte) (int, error)
 }
 
+// exactSizeCodec is implemented by bytes→bytes codecs whose output size
+// follows from the input size alone (crc32c), as a sharding index needs.
+type exactSizeCodec interface {
+	exactEncodedSize(decoded int) int
+}
+
 // codecFactory builds a codec from its configuration (numbers arrive as
-// json.Number, int or float64) for an array whose decoded chunks spec
-// describes; a factory validates the configuration against it (for
-// example "bytes" needs an endian for multi-byte data types).
+// json.Number, int or float64) for chunks that spec describes: for
+// bytes→bytes codecs, the input of the array→bytes codec. A factory
+// validates the configuration against it (for example "bytes" needs an
+// endian for multi-byte data types).
 type codecFactory func(config map[string]any, spec chunkSpec) (codec, error)
 
 var codecRegistry = map[string]codecFactory{}
@@ -119,8 +153,11 @@ func registerCodec(name string, f codecFactory) {
 
 // pipeline is a resolved codec chain for one array.
 type pipeline struct {
+	a2a []arrayToArrayCodec
 	a2b arrayToBytesCodec
 	b2b []bytesToBytesCodec
+	// spec is the decoded chunk; a2bSpec the input of a2b.
+	spec, a2bSpec chunkSpec
 	// sizes[i] bounds the input of b2b[i] when encoding (so the output of
 	// its decoding); sizes[0] is the output of a2b and sizes[len(b2b)]
 	// bounds what is stored.
@@ -128,6 +165,9 @@ type pipeline struct {
 	// passThrough: the stored bytes are the decoded chunk itself.
 	passThrough bool
 	codecs      []Codec
+	// v2Filters and v2Compressor: a v2 array's codecs in canonical form.
+	v2Filters    []Codec
+	v2Compressor *Codec
 }
 
 // newPipeline resolves codecs for chunks described by spec. An empty
@@ -136,7 +176,9 @@ func newPipeline(codecs []Codec, spec chunkSpec) (*pipeline, error) {
 	if len(codecs) == 0 {
 		codecs = []Codec{BytesCodec()}
 	}
-	p := &pipeline{}
+	var built []codec
+	cur := spec
+	seenA2B := false
 	for i, c := range codecs {
 		f, ok := codecRegistry[c.Name]
 		if !ok {
@@ -145,28 +187,48 @@ func newPipeline(codecs []Codec, spec chunkSpec) (*pipeline, error) {
 			}
 			return nil, fmt.Errorf("%w: codec %q", ErrNotImplemented, c.Name)
 		}
-		cd, err := f(c.Configuration, spec)
+		cd, err := f(c.Configuration, cur)
 		if err != nil {
 			return nil, err
 		}
 		switch cd := cd.(type) {
 		case arrayToArrayCodec:
-			if p.a2b != nil {
+			if seenA2B {
 				return nil, fmt.Errorf("%w: array→array codec %q after the array→bytes codec", ErrInvalid, c.Name)
 			}
-			return nil, fmt.Errorf("%w: codec %q", ErrNotImplemented, c.Name)
+			cur = cd.outSpec()
+		case arrayToBytesCodec:
+			seenA2B = true
+		}
+		built = append(built, cd)
+	}
+	return buildPipeline(built, spec)
+}
+
+// buildPipeline checks the order of built codecs and sizes the pipeline.
+func buildPipeline(codecs []codec, spec chunkSpec) (*pipeline, error) {
+	p := &pipeline{spec: spec, a2bSpec: spec}
+	for _, cd := range codecs {
+		name := cd.metadata().Name
+		switch cd := cd.(type) {
+		case arrayToArrayCodec:
+			if p.a2b != nil {
+				return nil, fmt.Errorf("%w: array→array codec %q after the array→bytes codec", ErrInvalid, name)
+			}
+			p.a2a = append(p.a2a, cd)
+			p.a2bSpec = cd.outSpec()
 		case arrayToBytesCodec:
 			if p.a2b != nil {
-				return nil, fmt.Errorf("%w: codecs has two array→bytes codecs (%q and %q)", ErrInvalid, p.a2b.metadata().Name, c.Name)
+				return nil, fmt.Errorf("%w: codecs has two array→bytes codecs (%q and %q)", ErrInvalid, p.a2b.metadata().Name, name)
 			}
 			p.a2b = cd
 		case bytesToBytesCodec:
 			if p.a2b == nil {
-				return nil, fmt.Errorf("%w: bytes→bytes codec %q before the array→bytes codec", ErrInvalid, c.Name)
+				return nil, fmt.Errorf("%w: bytes→bytes codec %q before the array→bytes codec", ErrInvalid, name)
 			}
 			p.b2b = append(p.b2b, cd)
 		default:
-			return nil, fmt.Errorf("%w: codec %q has no kind", ErrInvalid, c.Name)
+			return nil, fmt.Errorf("%w: codec %q has no kind", ErrInvalid, name)
 		}
 		p.codecs = append(p.codecs, cd.metadata())
 	}
@@ -174,15 +236,12 @@ func newPipeline(codecs []Codec, spec chunkSpec) (*pipeline, error) {
 		return nil, fmt.Errorf("%w: codecs has no array→bytes codec (such as \"bytes\")", ErrInvalid)
 	}
 	n := p.a2b.encodedSize(spec.byteSize())
-	if n < 0 {
-		return nil, fmt.Errorf("%w: codec %q without a known encoded size", ErrNotImplemented, p.a2b.metadata().Name)
-	}
 	p.sizes = append(p.sizes, n)
 	for _, c := range p.b2b {
 		n = c.encodedSizeBound(n)
 		p.sizes = append(p.sizes, n)
 	}
-	p.passThrough = p.a2b.passThrough() && len(p.b2b) == 0
+	p.passThrough = len(p.a2a) == 0 && p.a2b.passThrough() && len(p.b2b) == 0
 	return p, nil
 }
 
@@ -190,6 +249,23 @@ func newPipeline(codecs []Codec, spec chunkSpec) (*pipeline, error) {
 // writes it (other writers may exceed it, for example with several zstd
 // frames).
 func (p *pipeline) storedSizeBound() int { return p.sizes[len(p.sizes)-1] }
+
+// exactStoredSize returns the stored size of every chunk when it follows
+// from the codecs alone (as for a sharding index), or -1.
+func (p *pipeline) exactStoredSize() int {
+	if _, ok := p.a2b.(*bytesCodec); !ok {
+		return -1
+	}
+	n := p.sizes[0]
+	for _, c := range p.b2b {
+		e, ok := c.(exactSizeCodec)
+		if !ok {
+			return -1
+		}
+		n = e.exactEncodedSize(n)
+	}
+	return n
+}
 
 // encode encodes the decoded chunk src. The result is src itself or lies
 // in a scratch buffer that release returns to the pool.
@@ -209,9 +285,17 @@ func (p *pipeline) encode(src []byte) (out []byte, release func(), err error) {
 		return (*b)[:0]
 	}
 	data := src
+	for _, c := range p.a2a {
+		b := scratch(len(data))[:len(data)]
+		if err := c.encode(b, data); err != nil {
+			release()
+			return nil, nil, err
+		}
+		data = b
+	}
 	if !p.a2b.passThrough() {
 		b := scratch(p.sizes[0])
-		data, err = p.a2b.encode(b, src)
+		data, err = p.a2b.encode(b, data)
 		if err != nil {
 			release()
 			return nil, nil, err
@@ -240,14 +324,23 @@ func (p *pipeline) decode(dst, src []byte) error {
 			putBuffer(b)
 		}
 	}()
+	scratch := func(n int) []byte {
+		b := getBuffer(n)
+		bufs = append(bufs, b)
+		return (*b)[:n]
+	}
+	// The array→bytes codec decodes into arrayOut: dst itself unless
+	// array→array codecs follow.
+	arrayOut := dst
+	if len(p.a2a) > 0 {
+		arrayOut = scratch(len(dst))
+	}
 	for i := len(p.b2b) - 1; i >= 0; i-- {
 		var out []byte
 		if i == 0 && p.a2b.passThrough() {
-			out = dst // the last stage decodes straight into dst
+			out = arrayOut // the last stage decodes straight into place
 		} else {
-			b := getBuffer(p.sizes[i])
-			bufs = append(bufs, b)
-			out = (*b)[:p.sizes[i]]
+			out = scratch(p.sizes[i])
 		}
 		n, err := p.b2b[i].decode(out, data)
 		if err != nil {
@@ -256,15 +349,26 @@ func (p *pipeline) decode(dst, src []byte) error {
 		data = out[:n]
 	}
 	if p.a2b.passThrough() {
-		if len(data) != len(dst) {
-			return fmt.Errorf("decoded %d bytes, want %d", len(data), len(dst))
+		if len(data) != len(arrayOut) {
+			return fmt.Errorf("decoded %d bytes, want %d", len(data), len(arrayOut))
 		}
-		if len(dst) > 0 && &data[0] != &dst[0] {
-			copy(dst, data)
+		if len(arrayOut) > 0 && &data[0] != &arrayOut[0] {
+			copy(arrayOut, data)
 		}
-		return nil
+	} else if err := p.a2b.decode(arrayOut, data); err != nil {
+		return err
 	}
-	return p.a2b.decode(dst, data)
+	for i := len(p.a2a) - 1; i >= 0; i-- {
+		out := dst
+		if i > 0 {
+			out = scratch(len(dst))
+		}
+		if err := p.a2a[i].decode(out, arrayOut); err != nil {
+			return err
+		}
+		arrayOut = out
+	}
+	return nil
 }
 
 // Helpers for codec configurations. Numbers may arrive as json.Number
@@ -342,6 +446,60 @@ func configString(codec string, config map[string]any, key string) (v string, ok
 	return s, true, nil
 }
 
+// configCodecs returns config[key] as a codec list: []Codec as built in
+// Go, or a JSON array of codec entries as parsed; ok is false when it is
+// absent or null.
+func configCodecs(codec string, config map[string]any, key string) (v []Codec, ok bool, err error) {
+	raw, ok := config[key]
+	if !ok || raw == nil {
+		return nil, false, nil
+	}
+	switch x := raw.(type) {
+	case []Codec:
+		return cloneCodecs(x), true, nil
+	case []any:
+		out := make([]Codec, len(x))
+		for i, e := range x {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return nil, true, fmt.Errorf("%w: codec %q: %s[%d]: %v", ErrInvalid, codec, key, i, err)
+			}
+			if out[i], err = parseCodecJSON(b); err != nil {
+				return nil, true, fmt.Errorf("%w (in codec %q, %s[%d])", err, codec, key, i)
+			}
+		}
+		return out, true, nil
+	}
+	return nil, true, fmt.Errorf("%w: codec %q: %s must be a list of codecs, not %T", ErrInvalid, codec, key, raw)
+}
+
+// configInts returns config[key] as a list of integers; ok is false when
+// it is absent or null.
+func configInts(codec string, config map[string]any, key string) (v []int, ok bool, err error) {
+	raw, ok := config[key]
+	if !ok || raw == nil {
+		return nil, false, nil
+	}
+	var items []any
+	switch x := raw.(type) {
+	case []int:
+		return slices.Clone(x), true, nil
+	case []any:
+		items = x
+	default:
+		return nil, true, fmt.Errorf("%w: codec %q: %s must be a list of integers, not %v", ErrInvalid, codec, key, raw)
+	}
+	out := make([]int, len(items))
+	for i, e := range items {
+		n, _, err := configInt(codec, map[string]any{key: e}, key)
+		if err != nil {
+			return nil, true, err
+		}
+		out[i] = n
+	}
+	return out, true, nil
+}
+
 // cloneCodecs deep-copies a codec list.
 func cloneCodecs(cs []Codec) []Codec {
 	if cs == nil {
@@ -378,6 +536,8 @@ func cloneJSONValue(v any) any {
 		return out
 	case []int:
 		return slices.Clone(x)
+	case []Codec:
+		return cloneCodecs(x)
 	}
 	return v
 }

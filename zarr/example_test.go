@@ -55,3 +55,64 @@ func Example() {
 	// [1 0] [0 0.5 1 1.5 2 2.5]
 	// [0 1] [NaN NaN NaN NaN NaN NaN]
 }
+
+// A sharded array: each chunk (shard) holds 2×2 inner chunks that can be
+// read on their own.
+func Example_sharding() {
+	ctx := context.Background()
+	store := zarr.NewMemoryStore()
+	a, err := zarr.CreateArray(ctx, store, "x", zarr.ArrayMetadata{
+		Shape:      []int{4, 4},
+		ChunkShape: []int{4, 4}, // one shard
+		DataType:   zarr.Int8,
+		Codecs: []zarr.Codec{zarr.ShardingCodec([]int{2, 2},
+			[]zarr.Codec{zarr.BytesCodec(), zarr.BloscCodec("lz4", 5, "shuffle", 0, 0)}, "end")},
+	})
+	if err != nil {
+		panic(err)
+	}
+	shard := make([]byte, a.ChunkBytes())
+	for i := range shard {
+		shard[i] = byte(i)
+	}
+	if err := a.WriteChunk(ctx, []int{0, 0}, shard); err != nil { // the whole shard
+		panic(err)
+	}
+	fmt.Println("shards:", a.GridShape(), "inner chunks:", a.InnerGridShape(), "of", a.InnerChunkShape())
+	inner := make([]byte, a.InnerChunkBytes())
+	if err := a.ReadInnerChunk(ctx, []int{1, 0}, inner); err != nil { // rows 2-3, columns 0-1
+		panic(err)
+	}
+	fmt.Println(inner)
+	// Output:
+	// shards: [1 1] inner chunks: [2 2] of [2 2]
+	// [8 9 12 13]
+}
+
+// A Zarr v2 array, as zarr-python 2 writes them by default.
+func Example_v2() {
+	ctx := context.Background()
+	store := zarr.NewMemoryStore()
+	meta := zarr.ArrayMetadata{
+		ZarrFormat: 2,
+		Shape:      []int{3},
+		ChunkShape: []int{3},
+		DataType:   zarr.Int16,
+		Compressor: &zarr.Codec{Name: "blosc", Configuration: map[string]any{
+			"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}},
+	}
+	a, err := zarr.CreateArray(ctx, store, "y", meta)
+	if err != nil {
+		panic(err)
+	}
+	if err := a.WriteChunk(ctx, []int{0}, []byte{1, 0, 2, 0, 3, 0}); err != nil {
+		panic(err)
+	}
+	fmt.Println(a.ChunkKey([]int{0}))
+	zarray, _ := store.Get(ctx, "y/.zarray")
+	m, _ := zarr.ParseArrayMetadataV2(zarray, nil)
+	fmt.Println(m.ZarrFormat, m.DataType, m.Order, m.Endian, m.Compressor.Name)
+	// Output:
+	// y/0
+	// 2 int16 C little blosc
+}

@@ -47,8 +47,18 @@ func (e ChunkKeyEncoding) validate() error {
 	return nil
 }
 
-// ArrayMetadata describes a Zarr v3 array: the contents of its zarr.json.
+// ArrayMetadata describes a Zarr array: the contents of its zarr.json
+// (Zarr v3), or of its .zarray and .zattrs (Zarr v2).
+//
+// Both formats share the fields up to DimensionNames. A v3 array's codec
+// chain is Codecs. A v2 array (ZarrFormat 2) has no Codecs: its chunks are
+// encoded as Order, Endian, Filters and Compressor say, its chunk keys use
+// the "v2" encoding (ChunkKeyEncoding.Separator is its
+// dimension_separator) and it has no DimensionNames.
 type ArrayMetadata struct {
+	// ZarrFormat is 3 or 2; 0 means 3.
+	ZarrFormat int
+
 	// Shape is the array's shape; empty for a 0-d array.
 	Shape []int
 	// ChunkShape is the shape of every chunk of the regular chunk grid,
@@ -70,6 +80,29 @@ type ArrayMetadata struct {
 	// DimensionNames optionally names the dimensions; "" stands for an
 	// unnamed dimension (null in zarr.json).
 	DimensionNames []string
+
+	// Order is the element order of a v2 array's stored chunks: "C" (or
+	// "") or "F".
+	Order string
+	// Endian is the byte order of a v2 array's stored elements: "little"
+	// (or "") or "big" (the "<" or ">" of the numpy dtype).
+	Endian string
+	// Filters are a v2 array's numcodecs filters, applied in order when
+	// writing: "delta" ({"dtype", "astype"}) and "astype" ({"encode_dtype",
+	// "decode_dtype"}). Name is the numcodecs id.
+	Filters []Codec
+	// Compressor is a v2 array's numcodecs compressor, nil for none:
+	// "blosc", "zlib", "gzip", "zstd" or "lz4", with numcodecs'
+	// configuration. Name is the numcodecs id.
+	Compressor *Codec
+}
+
+// format returns the Zarr format, 2 or 3.
+func (m ArrayMetadata) format() int {
+	if m.ZarrFormat == 0 {
+		return 3
+	}
+	return m.ZarrFormat
 }
 
 // clone returns a deep copy of m.
@@ -80,6 +113,11 @@ func (m ArrayMetadata) clone() ArrayMetadata {
 	m.Codecs = cloneCodecs(m.Codecs)
 	m.Attributes = cloneJSONMap(m.Attributes)
 	m.DimensionNames = slices.Clone(m.DimensionNames)
+	m.Filters = cloneCodecs(m.Filters)
+	if m.Compressor != nil {
+		c := cloneCodecs([]Codec{*m.Compressor})[0]
+		m.Compressor = &c
+	}
 	return m
 }
 
@@ -109,6 +147,24 @@ func (m ArrayMetadata) Validate() error {
 
 // resolve validates m and builds its codec pipeline.
 func (m ArrayMetadata) resolve() (*pipeline, error) {
+	switch m.ZarrFormat {
+	case 0, 3:
+		if m.Order != "" || m.Endian != "" || m.Filters != nil || m.Compressor != nil {
+			return nil, fmt.Errorf("%w: Order, Endian, Filters and Compressor are for Zarr v2 arrays (use Codecs)", ErrInvalid)
+		}
+	case 2:
+		if m.Codecs != nil {
+			return nil, fmt.Errorf("%w: a Zarr v2 array has no Codecs (use Order, Endian, Filters and Compressor)", ErrInvalid)
+		}
+		if m.DimensionNames != nil {
+			return nil, fmt.Errorf("%w: a Zarr v2 array has no dimension names", ErrInvalid)
+		}
+		if m.ChunkKeyEncoding.Name != "" && m.ChunkKeyEncoding.Name != "v2" {
+			return nil, fmt.Errorf("%w: a Zarr v2 array's chunk keys use the \"v2\" encoding, not %q", ErrInvalid, m.ChunkKeyEncoding.Name)
+		}
+	default:
+		return nil, fmt.Errorf("%w: zarr_format %d", ErrNotImplemented, m.ZarrFormat)
+	}
 	if !m.DataType.Valid() {
 		return nil, fmt.Errorf("%w: data type %s", ErrInvalid, m.DataType)
 	}
@@ -141,7 +197,19 @@ func (m ArrayMetadata) resolve() (*pipeline, error) {
 	if m.DimensionNames != nil && len(m.DimensionNames) != len(m.Shape) {
 		return nil, fmt.Errorf("%w: %d dimension names for %d dimensions", ErrInvalid, len(m.DimensionNames), len(m.Shape))
 	}
+	if m.format() == 2 {
+		return m.v2Pipeline()
+	}
 	return newPipeline(m.Codecs, m.chunkSpec())
+}
+
+// chunkKeyEncoding returns the resolved chunk key encoding.
+func (m ArrayMetadata) chunkKeyEncoding() ChunkKeyEncoding {
+	e := m.ChunkKeyEncoding
+	if m.format() == 2 {
+		e.Name = "v2"
+	}
+	return e.resolved()
 }
 
 // The zarr.json document, in the order zarr-python writes its fields.
@@ -164,8 +232,13 @@ type namedJSON struct {
 	Configuration map[string]any `json:"configuration,omitempty"`
 }
 
-// MarshalJSON encodes m as a zarr.json document. It validates m first.
+// MarshalJSON encodes m as a zarr.json document, or for a v2 array as its
+// .zarray document (the attributes go to .zattrs; see Documents). It
+// validates m first.
 func (m ArrayMetadata) MarshalJSON() ([]byte, error) {
+	if m.format() == 2 {
+		return m.marshalZarray()
+	}
 	p, err := m.resolve()
 	if err != nil {
 		return nil, err
@@ -174,7 +247,7 @@ func (m ArrayMetadata) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	kenc := m.ChunkKeyEncoding.resolved()
+	kenc := m.chunkKeyEncoding()
 	doc := arrayJSON{
 		ZarrFormat: 3,
 		NodeType:   "array",
@@ -250,7 +323,7 @@ func ParseArrayMetadata(data []byte) (ArrayMetadata, error) {
 		return m, err
 	}
 	if format != "3" {
-		return m, fmt.Errorf("%w: zarr_format %s (only 3 is supported)", ErrNotImplemented, format)
+		return m, fmt.Errorf("%w: zarr.json with zarr_format %s (Zarr v2 arrays are .zarray documents: ParseArrayMetadataV2)", ErrNotImplemented, format)
 	}
 	var nodeType string
 	if err := field(doc, "node_type", &nodeType, true); err != nil {
@@ -387,6 +460,7 @@ func ParseArrayMetadata(data []byte) (ArrayMetadata, error) {
 	// Canonical form, so that parse(marshal(m)) == m.
 	m.Codecs = p.codecs
 	m.ChunkKeyEncoding = m.ChunkKeyEncoding.resolved()
+	m.ZarrFormat = 3
 	if m.Attributes == nil {
 		m.Attributes = map[string]any{}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"path/filepath"
 	"strings"
 )
@@ -43,12 +42,29 @@ type Lister interface {
 	List(ctx context.Context, prefix string) ([]string, error)
 }
 
+// DirLister is implemented by stores that can list one level of keys, as
+// a file system lists a directory (object stores do it with a delimiter).
+type DirLister interface {
+	// ListDir returns the keys directly under prefix ("" or a key prefix
+	// ending in "/") and the sub-prefixes ("a/b/") holding more keys,
+	// both sorted.
+	ListDir(ctx context.Context, prefix string) (keys, dirs []string, err error)
+}
+
 // RangeGetter is implemented by stores that can read part of a value.
 type RangeGetter interface {
 	// GetRange returns up to length bytes of the value under key starting
 	// at offset (length < 0 reads to the end). A range past the end of the
 	// value is cut short, not an error; a missing key wraps ErrNotFound.
 	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+}
+
+// SuffixGetter is implemented by stores that can read the end of a value
+// (the index of a shard stored at its end).
+type SuffixGetter interface {
+	// GetSuffix returns the last n bytes of the value under key, all of
+	// it when it is shorter. A missing key wraps ErrNotFound.
+	GetSuffix(ctx context.Context, key string, n int64) ([]byte, error)
 }
 
 // OpenStore opens the store named by rawURL:
@@ -62,40 +78,13 @@ type RangeGetter interface {
 //     the same name in this process; "mem://" alone opens a fresh private
 //     store. A path after the name ("mem://name/sub") roots the store at
 //     that prefix.
+//   - "s3://bucket/prefix", and "gs://" and "azblob://" in builds with the
+//     gcs and azure tags: object stores, configured by the environment;
+//     OpenStoreWithOptions takes storage options.
 //
 // Release the store with Close.
 func OpenStore(ctx context.Context, rawURL string) (Store, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if rawURL == "" {
-		return nil, fmt.Errorf("%w: empty store URL", ErrInvalid)
-	}
-	if !strings.Contains(rawURL, "://") {
-		return openFileStore(rawURL)
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("%w: store URL %q: %v", ErrInvalid, rawURL, err)
-	}
-	if len(u.Query()) > 0 || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("%w: store URL %q: query, fragment and user info are not supported", ErrInvalid, rawURL)
-	}
-	switch u.Scheme {
-	case "file":
-		switch u.Host {
-		case "", "localhost":
-			return openFileStore(u.Path)
-		case ".":
-			return openFileStore(strings.TrimPrefix(u.Path, "/"))
-		default:
-			return nil, fmt.Errorf("%w: store URL %q: file URLs name a local path (file:///abs/dir)", ErrInvalid, rawURL)
-		}
-	case "mem":
-		return openMemBlobStore(u.Host, strings.Trim(u.Path, "/"))
-	default:
-		return nil, fmt.Errorf("%w: store URL scheme %q", ErrNotImplemented, u.Scheme)
-	}
+	return OpenStoreWithOptions(ctx, rawURL, nil)
 }
 
 func openFileStore(path string) (Store, error) {

@@ -5,61 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 )
 
 // blobStore is a Store on a gocloud.dev/blob bucket. It implements
-// ReaderInto, Lister and RangeGetter.
+// ReaderInto, Lister, RangeGetter and SuffixGetter.
 type blobStore struct {
 	desc   string // the store's URL, for error messages
 	prefix string // "" or a key prefix ending in "/"
 	shared bool   // the bucket outlives this store (a named mem:// store)
-
-	// dir is the root directory of a file store, opened lazily: a
-	// directory that does not exist yet is created by the first Set.
-	dir string
 
 	bucket atomic.Pointer[blob.Bucket]
 	mu     sync.Mutex // serialises opening and closing
 	closed atomic.Bool
 }
 
-// fileblobOptions are the options of every file store: no ".attrs" side
-// files (other Zarr readers would see them), temporary files beside their
-// target so the final rename stays on one file system and is atomic.
-func fileblobOptions() *fileblob.Options {
-	return &fileblob.Options{
-		CreateDir: true,
-		NoTempDir: true,
-		Metadata:  fileblob.MetadataDontWrite,
+// newBucketStore returns a store on an open bucket (an object store),
+// rooted at prefix ("" or a key without slashes at the ends). Close closes
+// the bucket.
+func newBucketStore(desc string, b *blob.Bucket, prefix string) *blobStore {
+	s := &blobStore{desc: desc}
+	if prefix != "" {
+		s.prefix = prefix + "/"
 	}
-}
-
-func newFileStore(absDir string) (*blobStore, error) {
-	s := &blobStore{desc: "file://" + absDir, dir: absDir}
-	info, err := os.Stat(absDir)
-	switch {
-	case err == nil && !info.IsDir():
-		return nil, fmt.Errorf("%w: store path %q is not a directory", ErrInvalid, absDir)
-	case err == nil:
-		if _, err := s.open(false); err != nil {
-			return nil, err
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("zarr: open store %q: %w", absDir, err)
-	}
-	return s, nil
+	s.bucket.Store(b)
+	return s
 }
 
 var (
@@ -96,34 +73,12 @@ func openMemBlobStore(name, path string) (*blobStore, error) {
 
 var errStoreClosed = errors.New("zarr: store is closed")
 
-// open returns the bucket, or nil for a file store whose directory does
-// not exist yet, unless create is set: then the directory is created.
-func (s *blobStore) open(create bool) (*blob.Bucket, error) {
+// open returns the store's bucket, or an error once the store is closed.
+func (s *blobStore) open() (*blob.Bucket, error) {
 	if s.closed.Load() {
 		return nil, errStoreClosed
 	}
-	if b := s.bucket.Load(); b != nil {
-		return b, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed.Load() {
-		return nil, errStoreClosed
-	}
-	if b := s.bucket.Load(); b != nil {
-		return b, nil
-	}
-	if !create {
-		if _, err := os.Stat(s.dir); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-	}
-	b, err := fileblob.OpenBucket(s.dir, fileblobOptions())
-	if err != nil {
-		return nil, fmt.Errorf("zarr: open store %s: %w", s.desc, err)
-	}
-	s.bucket.Store(b)
-	return b, nil
+	return s.bucket.Load(), nil
 }
 
 // Close implements io.Closer; see the package function Close.
@@ -151,12 +106,9 @@ func (s *blobStore) reader(ctx context.Context, op, key string, offset, length i
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	b, err := s.open(false)
+	b, err := s.open()
 	if err != nil {
 		return nil, err
-	}
-	if b == nil {
-		return nil, fmt.Errorf("%w: key %q in %s", ErrNotFound, key, s.desc)
 	}
 	r, err := b.NewRangeReader(ctx, s.prefix+key, offset, length, nil)
 	if err != nil {
@@ -232,6 +184,15 @@ func (s *blobStore) GetRange(ctx context.Context, key string, offset, length int
 		return nil, fmt.Errorf("%w: negative offset %d for key %q", ErrInvalid, offset, key)
 	}
 	r, err := s.reader(ctx, "get range of", key, offset, length)
+	if err != nil && offset > 0 && !errors.Is(err, ErrNotFound) {
+		// Object stores refuse a range that starts past the end (S3:
+		// 416 InvalidRange); the store's contract is an empty value.
+		if b, _ := s.open(); b != nil {
+			if attrs, aerr := b.Attributes(ctx, s.prefix+key); aerr == nil && offset >= attrs.Size {
+				return []byte{}, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -247,6 +208,26 @@ func (s *blobStore) GetRange(ctx context.Context, key string, offset, length int
 	return v, nil
 }
 
+// GetSuffix implements SuffixGetter: the value's size, then a ranged read
+// (object stores have no suffix reads through gocloud.dev/blob).
+func (s *blobStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("%w: negative suffix length %d for key %q", ErrInvalid, n, key)
+	}
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	b, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	attrs, err := b.Attributes(ctx, s.prefix+key)
+	if err != nil {
+		return nil, s.storeErr("get suffix of", key, err)
+	}
+	return s.GetRange(ctx, key, max(attrs.Size-n, 0), n)
+}
+
 // Set implements Store.
 func (s *blobStore) Set(ctx context.Context, key string, value []byte) error {
 	if err := ValidateKey(key); err != nil {
@@ -255,7 +236,7 @@ func (s *blobStore) Set(ctx context.Context, key string, value []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := s.open(true)
+	b, err := s.open()
 	if err != nil {
 		return err
 	}
@@ -283,16 +264,9 @@ func (s *blobStore) Delete(ctx context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	b, err := s.open(false)
-	if err != nil || b == nil {
+	b, err := s.open()
+	if err != nil {
 		return err
-	}
-	if s.dir != "" {
-		// A key naming a directory of other keys does not exist as a
-		// key; removing the (possibly empty) directory is not Delete's job.
-		if info, err := os.Lstat(filepath.Join(s.dir, filepath.FromSlash(key))); err == nil && info.IsDir() {
-			return nil
-		}
 	}
 	if err := b.Delete(ctx, s.prefix+key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return s.storeErr("delete", key, err)
@@ -300,17 +274,13 @@ func (s *blobStore) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// fileblobTemp matches the temporary files fileblob writes beside a key
-// while a Set is in flight ("<key>.<hex nanoseconds>.tmp").
-var fileblobTemp = regexp.MustCompile(`\.[0-9a-f]+\.tmp$`)
-
 // List implements Lister.
 func (s *blobStore) List(ctx context.Context, prefix string) ([]string, error) {
 	if err := validatePrefix(prefix); err != nil {
 		return nil, err
 	}
-	b, err := s.open(false)
-	if err != nil || b == nil {
+	b, err := s.open()
+	if err != nil {
 		return nil, err
 	}
 	var keys []string
@@ -323,11 +293,45 @@ func (s *blobStore) List(ctx context.Context, prefix string) ([]string, error) {
 		if err != nil {
 			return nil, s.storeErr("list", prefix, err)
 		}
-		if obj.IsDir || (s.dir != "" && fileblobTemp.MatchString(obj.Key)) {
+		if obj.IsDir {
 			continue
 		}
 		keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
 	}
 	slices.Sort(keys)
 	return keys, nil
+}
+
+// ListDir implements DirLister.
+func (s *blobStore) ListDir(ctx context.Context, prefix string) (keys, dirs []string, err error) {
+	if err := validatePrefix(prefix); err != nil {
+		return nil, nil, err
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return nil, nil, fmt.Errorf("%w: directory prefix %q does not end in \"/\"", ErrInvalid, prefix)
+	}
+	b, err := s.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, s.storeErr("list", prefix, err)
+		}
+		k := strings.TrimPrefix(obj.Key, s.prefix)
+		switch {
+		case obj.IsDir:
+			dirs = append(dirs, k)
+		default:
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	slices.Sort(dirs)
+	return keys, dirs, nil
 }

@@ -15,7 +15,7 @@ type memoryStore struct {
 }
 
 // NewMemoryStore returns an empty in-memory store, safe for concurrent use.
-// It also implements ReaderInto, Lister and RangeGetter. Values are copied
+// It also implements ReaderInto, Lister, RangeGetter and SuffixGetter. Values are copied
 // in and out, so callers may reuse their buffers.
 func NewMemoryStore() Store {
 	return &memoryStore{m: make(map[string][]byte)}
@@ -70,6 +70,18 @@ func (s *memoryStore) GetRange(ctx context.Context, key string, offset, length i
 		return nil, err
 	}
 	return slices.Clone(cutRange(v, offset, length)), nil
+}
+
+// GetSuffix implements SuffixGetter.
+func (s *memoryStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("%w: negative suffix length %d for key %q", ErrInvalid, n, key)
+	}
+	v, err := s.lookup(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(v[max(int64(len(v))-n, 0):]), nil
 }
 
 // cutRange returns the part of v that the range (offset, length) covers.
@@ -134,4 +146,27 @@ func (s *memoryStore) List(ctx context.Context, prefix string) ([]string, error)
 	s.mu.RUnlock()
 	slices.Sort(keys)
 	return keys, nil
+}
+
+// ListDir implements DirLister.
+func (s *memoryStore) ListDir(ctx context.Context, prefix string) (keys, dirs []string, err error) {
+	all, err := s.List(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return nil, nil, fmt.Errorf("%w: directory prefix %q does not end in \"/\"", ErrInvalid, prefix)
+	}
+	for _, k := range all {
+		rest := k[len(prefix):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			d := prefix + rest[:i+1]
+			if len(dirs) == 0 || dirs[len(dirs)-1] != d {
+				dirs = append(dirs, d)
+			}
+			continue
+		}
+		keys = append(keys, k)
+	}
+	return keys, dirs, nil
 }

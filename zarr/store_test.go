@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -149,7 +150,9 @@ func TestOpenStoreURLs(t *testing.T) {
 		want error
 	}{
 		{"", zarr.ErrInvalid},
-		{"s3://bucket/x", zarr.ErrNotImplemented},
+		{"ftp://host/x", zarr.ErrNotImplemented},
+		{"s3:///x", zarr.ErrInvalid},
+		{"s3://bucket/x/../y", zarr.ErrInvalid},
 		{"file://remotehost/x", zarr.ErrInvalid},
 		{"file:///x?metadata=skip", zarr.ErrInvalid},
 		{"mem://x/../y", zarr.ErrInvalid},
@@ -157,6 +160,16 @@ func TestOpenStoreURLs(t *testing.T) {
 	} {
 		if _, err := zarr.OpenStore(ctx, tc.url); !errors.Is(err, tc.want) {
 			t.Errorf("OpenStore(%q): error %v, want %v", tc.url, err, tc.want)
+		}
+	}
+	// Schemes behind build tags name the tag when it is missing.
+	for scheme, tag := range map[string]string{"gs": "gcs", "azblob": "azure"} {
+		if slices.Contains(zarr.KnownSchemes(), scheme) {
+			continue
+		}
+		_, err := zarr.OpenStore(ctx, scheme+"://bucket/x")
+		if !errors.Is(err, zarr.ErrNotImplemented) || !strings.Contains(err.Error(), "-tags "+tag) {
+			t.Errorf("OpenStore(%s://...) without the %s tag: %v", scheme, tag, err)
 		}
 	}
 }
@@ -198,7 +211,7 @@ func TestFileStoreLazyDir(t *testing.T) {
 	checkNoSideFiles(t, dir)
 }
 
-// TestFileStoreIgnoresTempFiles: fileblob's in-flight temporary files
+// TestFileStoreIgnoresTempFiles: the in-flight temporary files of writes
 // are not listed as keys.
 func TestFileStoreIgnoresTempFiles(t *testing.T) {
 	ctx := context.Background()
@@ -211,7 +224,7 @@ func TestFileStoreIgnoresTempFiles(t *testing.T) {
 	if err := s.Set(ctx, "c/0", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "c", "1.18a2b3c4d5e6f.tmp"), []byte("partial"), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "c", ".cubego-123456.tmp"), []byte("partial"), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := s.(zarr.Lister).List(ctx, "")

@@ -6,7 +6,8 @@
 //	}
 //
 // newStore must return an empty store each time it is called. Optional
-// capabilities (zarr.ReaderInto, zarr.Lister, zarr.RangeGetter) are tested
+// capabilities (zarr.ReaderInto, zarr.Lister, zarr.DirLister,
+// zarr.RangeGetter, zarr.SuffixGetter) are tested
 // when the store implements them.
 package storetest
 
@@ -37,6 +38,8 @@ func Run(t *testing.T, newStore func(t *testing.T) zarr.Store) {
 		{"List", testList},
 		{"GetInto", testGetInto},
 		{"GetRange", testGetRange},
+		{"GetSuffix", testGetSuffix},
+		{"ListDir", testListDir},
 		{"ConcurrentSets", testConcurrentSets},
 		{"ConcurrentKeys", testConcurrentKeys},
 		{"Cancelled", testCancelled},
@@ -290,6 +293,62 @@ func testGetRange(t *testing.T, s zarr.Store) {
 	}
 	if _, err := r.GetRange(ctx, "k", -1, 1); !errors.Is(err, zarr.ErrInvalid) {
 		t.Errorf("GetRange with a negative offset: error %v, want ErrInvalid", err)
+	}
+}
+
+func testGetSuffix(t *testing.T, s zarr.Store) {
+	r, ok := s.(zarr.SuffixGetter)
+	if !ok {
+		t.Skip("store does not implement zarr.SuffixGetter")
+	}
+	ctx := context.Background()
+	v := allBytes()
+	mustSet(t, s, "a/k", v)
+	for _, n := range []int64{0, 1, 16, 256, 300} {
+		got, err := r.GetSuffix(ctx, "a/k", n)
+		if err != nil {
+			t.Errorf("GetSuffix(%d): %v", n, err)
+			continue
+		}
+		if want := v[max(int64(len(v))-n, 0):]; !bytes.Equal(got, want) {
+			t.Errorf("GetSuffix(%d) = %d bytes, want %d", n, len(got), len(want))
+		}
+	}
+	if _, err := r.GetSuffix(ctx, "missing", 4); !errors.Is(err, zarr.ErrNotFound) {
+		t.Errorf("GetSuffix of a missing key: error %v, want ErrNotFound", err)
+	}
+	if _, err := r.GetSuffix(ctx, "a/k", -1); !errors.Is(err, zarr.ErrInvalid) {
+		t.Errorf("GetSuffix with a negative length: error %v, want ErrInvalid", err)
+	}
+}
+
+func testListDir(t *testing.T, s zarr.Store) {
+	l, ok := s.(zarr.DirLister)
+	if !ok {
+		t.Skip("store does not implement zarr.DirLister")
+	}
+	ctx := context.Background()
+	for _, k := range []string{"zarr.json", "x/zarr.json", "x/c/0/0", "x/c/1/0", "x.y", "y/z/zarr.json", "x/d"} {
+		mustSet(t, s, k, []byte(k))
+	}
+	for _, tc := range []struct {
+		prefix     string
+		keys, dirs []string
+	}{
+		{"", []string{"x.y", "zarr.json"}, []string{"x/", "y/"}},
+		{"x/", []string{"x/d", "x/zarr.json"}, []string{"x/c/"}},
+		{"x/c/", nil, []string{"x/c/0/", "x/c/1/"}},
+		{"y/", nil, []string{"y/z/"}},
+		{"none/", nil, nil},
+	} {
+		keys, dirs, err := l.ListDir(ctx, tc.prefix)
+		if err != nil {
+			t.Errorf("ListDir(%q): %v", tc.prefix, err)
+			continue
+		}
+		if !slices.Equal(keys, tc.keys) || !slices.Equal(dirs, tc.dirs) {
+			t.Errorf("ListDir(%q) = %q, %q; want %q, %q", tc.prefix, keys, dirs, tc.keys, tc.dirs)
+		}
 	}
 }
 
