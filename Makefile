@@ -11,7 +11,7 @@ LIB := python/cubego/libcubego.so
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './.venv/*' -not -path './.git/*' 2>/dev/null)
 GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w"
 
-.PHONY: venv lib demo test pytest clean
+.PHONY: venv lib demo test pytest fuzz-short clean
 
 ## venv: create .venv and install cubego in editable mode with the test extras
 venv: $(VENV)/.installed
@@ -37,8 +37,20 @@ demo: venv $(LIB)
 ## test: go vet, go test -race, then the Python tests
 test: venv $(LIB)
 	$(GO) vet ./...
-	$(GO) test -race ./...
+	CUBEGO_ZARR_PYTHON=$(abspath $(VPY)) CUBEGO_MOTO_PYTHON=$(abspath $(VPY)) $(GO) test -race ./...
+	$(MAKE) --no-print-directory fuzz-short
 	$(VPY) -m pytest -q tests
+
+# fuzz-short: a few seconds of each fuzz target of the decoders and metadata parsers
+FUZZ_TARGETS := zarr:FuzzParseArrayMetadata zarr:FuzzParseArrayMetadataV2 zarr:FuzzZstdDecode \
+	zarr:FuzzGzipDecode zarr:FuzzZlibDecode zarr:FuzzLZ4Decode zarr:FuzzBytesDecode \
+	zarr:FuzzShardIndexDecode zarr/blosc:FuzzDecompress
+FUZZTIME ?= 4s
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg | tail -1 || exit 1; \
+	done
 
 ## pytest: only the Python tests
 pytest: venv $(LIB)

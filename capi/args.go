@@ -9,6 +9,7 @@ import (
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
 )
 
 // args is a decoded JSON argument object.
@@ -178,6 +179,15 @@ func (a args) spec() (*plan.Spec, error) {
 	if s.ZarrCompressor, err = sa.str("zarr_compressor", ""); err != nil {
 		return nil, err
 	}
+	if opts, err := sa.object("storage_options"); err != nil {
+		return nil, err
+	} else if opts != nil {
+		b, err := json.Marshal(opts)
+		if err != nil {
+			return nil, plan.Errorf(plan.ErrValue, "storage_options: %v", err)
+		}
+		s.StorageOptions = string(b)
+	}
 	return s, s.Validate()
 }
 
@@ -243,4 +253,67 @@ func floatValue(v any) (float64, error) {
 func isIntegral(v any) bool {
 	n, ok := v.(json.Number)
 	return ok && !strings.ContainsAny(n.String(), ".eE")
+}
+
+// object decodes an optional JSON object argument (nil when absent).
+func (a args) object(k string) (map[string]any, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrType, "%s must be a dict, got %v", k, v)
+	}
+	return plainJSON(m).(map[string]any), nil
+}
+
+// plainJSON turns json.Numbers into int64 or float64 so decoded options
+// read like Go values.
+func plainJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainJSON(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = plainJSON(e)
+		}
+	}
+	return v
+}
+
+// compressors decodes a compressors argument: null (none), a name
+// ("zstd", "blosc", "gzip") or a list of Zarr v3 codec objects
+// {"name": ..., "configuration": {...}}.
+func (a args) compressors(k string) ([]zarr.Codec, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	if name, ok := v.(string); ok {
+		return plan.CompressorCodecs(name)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, plan.Errorf(plan.ErrType, "%s must be None, a name or a list of codecs, got %v", k, v)
+	}
+	var out []zarr.Codec
+	for _, e := range list {
+		m, ok := plainJSON(e).(map[string]any)
+		name, _ := m["name"].(string)
+		if !ok || name == "" {
+			return nil, plan.Errorf(plan.ErrValue, "invalid codec %v: want {\"name\": ..., \"configuration\": {...}}", e)
+		}
+		cfg, _ := m["configuration"].(map[string]any)
+		out = append(out, zarr.Codec{Name: name, Configuration: cfg})
+	}
+	return out, nil
 }

@@ -40,7 +40,8 @@ var opTable = map[string]struct {
 		}
 		return ops.PermuteDims(in[0], axes)
 	}},
-	"to_zarr": {1, opToZarr},
+	"to_zarr":    {1, opToZarr},
+	"store_into": {1, opStoreInto},
 
 	"broadcast_to": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
 		shape, err := a.shape()
@@ -416,7 +417,11 @@ func opFromZarr(a args, _ []*plan.Array) (*plan.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ops.FromZarr(context.Background(), store, path, a["chunks"], spec)
+	opts, err := a.object("storage_options")
+	if err != nil {
+		return nil, err
+	}
+	return ops.FromZarr(context.Background(), store, path, a["chunks"], spec, opts)
 }
 
 func opElemwise(a args, in []*plan.Array) (*plan.Array, error) {
@@ -522,27 +527,37 @@ func opRechunk(a args, in []*plan.Array) (*plan.Array, error) {
 }
 
 func opToZarr(a args, in []*plan.Array) (*plan.Array, error) {
-	store, err := a.str("store", "")
-	if err != nil {
+	var ref plan.ZarrRef
+	var err error
+	if ref.Store, err = a.str("store", ""); err != nil {
 		return nil, err
 	}
-	if store == "" {
+	if ref.Store == "" {
 		return nil, plan.Errorf(plan.ErrValue, "to_zarr needs a store")
 	}
-	path, err := a.str("path", "")
+	if ref.Path, err = a.str("path", ""); err != nil {
+		return nil, err
+	}
+	if ref.Overwrite, err = a.boolean("overwrite", false); err != nil {
+		return nil, err
+	}
+	if ref.ZarrFormat, err = a.integer("zarr_format", 3); err != nil {
+		return nil, err
+	}
+	if ref.ZarrFormat != 2 && ref.ZarrFormat != 3 {
+		return nil, plan.Errorf(plan.ErrValue, "zarr_format must be 2 or 3, got %d", ref.ZarrFormat)
+	}
+	if ref.StorageOptions, err = a.object("storage_options"); err != nil {
+		return nil, err
+	}
+	if ref.Compressors, err = a.compressors("compressors"); err != nil {
+		return nil, err
+	}
+	shards, err := a.ints("shards")
 	if err != nil {
 		return nil, err
 	}
-	overwrite, err := a.boolean("overwrite", false)
-	if err != nil {
-		return nil, err
-	}
-	if f, err := a.integer("zarr_format", 3); err != nil {
-		return nil, err
-	} else if f != 3 {
-		return nil, plan.Errorf(plan.ErrNotImplemented, "writing Zarr format %d is not supported yet; use zarr_format=3", f)
-	}
-	return ops.ToZarr(in[0], store, path, overwrite)
+	return ops.ToZarr(in[0], ref, shards)
 }
 
 // parseOperands decodes "operands": each {"input": i} (an index into in,
@@ -576,4 +591,37 @@ func parseOperands(a args, in []*plan.Array, first int) ([]ops.Operand, error) {
 		operands[i] = ops.Operand{Scalar: &s}
 	}
 	return operands, nil
+}
+
+func opStoreInto(a args, in []*plan.Array) (*plan.Array, error) {
+	var ref plan.ZarrRef
+	var err error
+	if ref.Store, err = a.str("store", ""); err != nil {
+		return nil, err
+	}
+	if ref.Store == "" {
+		return nil, plan.Errorf(plan.ErrValue, "store needs a target store")
+	}
+	if ref.Path, err = a.str("path", ""); err != nil {
+		return nil, err
+	}
+	if ref.StorageOptions, err = a.object("storage_options"); err != nil {
+		return nil, err
+	}
+	var region [][2]int
+	if list, ok := a["region"].([]any); ok {
+		region = make([][2]int, len(list))
+		for i, r := range list {
+			pair, ok := r.([]any)
+			if !ok || len(pair) != 2 {
+				return nil, plan.Errorf(plan.ErrValue, "region entry %v is not a (start, stop) pair", r)
+			}
+			for j := range 2 {
+				if region[i][j], err = toInt("region", pair[j]); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return ops.StoreInto(context.Background(), in[0], ref, region)
 }

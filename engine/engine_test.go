@@ -213,12 +213,12 @@ func TestToZarrAndFromZarr(t *testing.T) {
 	spec := testSpec(t)
 	dir := t.TempDir()
 	x := literal(t, spec, []int{5, 3}, []any{2, 2}, seq(15))
-	out, err := ops.ToZarr(x, dir, "x", false)
+	out, err := ops.ToZarr(x, plan.ZarrRef{Store: dir, Path: "x"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	compute(t, Options{}, out)
-	back, err := ops.FromZarr(context.Background(), dir, "x", nil, spec)
+	back, err := ops.FromZarr(context.Background(), dir, "x", nil, spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,12 +228,12 @@ func TestToZarrAndFromZarr(t *testing.T) {
 		}
 	}
 	// Writing again without overwrite is refused; nothing is lost.
-	again, _ := ops.ToZarr(x, dir, "x", false)
+	again, _ := ops.ToZarr(x, plan.ZarrRef{Store: dir, Path: "x"}, nil)
 	p, _ := plan.Build([]*plan.Array{again})
 	if _, err := Execute(context.Background(), p, Options{}, nil); !errors.Is(err, plan.ErrValue) {
 		t.Errorf("second write gave %v, want a value error", err)
 	}
-	if _, err := ops.FromZarr(context.Background(), dir, "missing", nil, spec); !errors.Is(err, zarr.ErrNotFound) {
+	if _, err := ops.FromZarr(context.Background(), dir, "missing", nil, spec, nil); !errors.Is(err, zarr.ErrNotFound) {
 		t.Errorf("missing array gave %v, want ErrNotFound", err)
 	}
 }
@@ -396,9 +396,9 @@ func TestPermuteDimsAndZeroSizeTarget(t *testing.T) {
 	// A zero-size array written to Zarr still gets its metadata.
 	dir := t.TempDir()
 	empty, _ := ops.Full([]int{0, 4}, zarr.Float64, plan.Scalar{Kind: 'i'}, []any{2, 2}, spec)
-	out, _ := ops.ToZarr(empty, dir, "e", false)
+	out, _ := ops.ToZarr(empty, plan.ZarrRef{Store: dir, Path: "e"}, nil)
 	compute(t, Options{}, out)
-	back, err := ops.FromZarr(context.Background(), dir, "e", nil, spec)
+	back, err := ops.FromZarr(context.Background(), dir, "e", nil, spec, nil)
 	if err != nil || back.Shape[0] != 0 || back.Shape[1] != 4 {
 		t.Fatalf("reading the empty array back: %v %v", back, err)
 	}

@@ -28,7 +28,7 @@ func Example() {
 	y, _ := ops.Elemwise("multiply", ops.Operand{Array: x}, ops.Operand{Scalar: &plan.Scalar{Kind: 'f', F: 2}})
 	y, _ = ops.Elemwise("add", ops.Operand{Array: y}, ops.Operand{Scalar: &plan.Scalar{Kind: 'i', I: 1}})
 	m, _ := ops.Reduce("mean", y, []int{0}, false, nil, 0)
-	stored, _ := ops.ToZarr(m, dir+"/out.zarr", "", false)
+	stored, _ := ops.ToZarr(m, plan.ZarrRef{Store: dir + "/out.zarr"}, nil)
 
 	p, _ := plan.Build([]*plan.Array{stored})
 	fmt.Println("ops:", len(p.Ops), "within memory:", p.Validate() == nil)

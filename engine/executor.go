@@ -356,7 +356,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if outBytes != len(full) {
 		padInPlace(out.DType.Size(), outShape, chunk, full)
 	}
-	if err := z.WriteChunk(ctx, block, full); err != nil {
+	if err := z.WriteChunk(ctx, j.storage.chunkCoords(out, block), full); err != nil {
 		return 0, err
 	}
 	return 0, nil

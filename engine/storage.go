@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +19,10 @@ import (
 // storage opens and caches Zarr stores and arrays for one computation, and
 // owns the directory of its intermediates.
 type storage struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// offsets are, for arrays written into part of an existing array, the
+	// chunk coordinates of their first block in it.
+	offsets  map[*plan.Array][]int
 	stores   map[string]zarr.Store
 	arrays   map[*plan.Array]*zarr.Array
 	interDir string // local path or URL of this computation's intermediates
@@ -28,20 +32,32 @@ type storage struct {
 var openStore = zarr.OpenStore
 
 func newStorage(interDir string) *storage {
-	return &storage{stores: map[string]zarr.Store{}, arrays: map[*plan.Array]*zarr.Array{}, interDir: interDir}
+	return &storage{stores: map[string]zarr.Store{}, arrays: map[*plan.Array]*zarr.Array{},
+		offsets: map[*plan.Array][]int{}, interDir: interDir}
 }
 
-func (s *storage) store(ctx context.Context, url string) (zarr.Store, error) {
+func (s *storage) store(ctx context.Context, ref *plan.ZarrRef) (zarr.Store, error) {
+	key := ref.Store
+	if len(ref.StorageOptions) > 0 {
+		b, _ := json.Marshal(ref.StorageOptions)
+		key += "\x00" + string(b)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.stores[url]; ok {
+	if st, ok := s.stores[key]; ok {
 		return st, nil
 	}
-	st, err := openStore(ctx, url)
+	var st zarr.Store
+	var err error
+	if len(ref.StorageOptions) == 0 {
+		st, err = openStore(ctx, ref.Store)
+	} else {
+		st, err = zarr.OpenStoreWithOptions(ctx, ref.Store, ref.StorageOptions)
+	}
 	if err != nil {
 		return nil, err
 	}
-	s.stores[url] = st
+	s.stores[key] = st
 	return st, nil
 }
 
@@ -57,7 +73,7 @@ func (s *storage) array(ctx context.Context, a *plan.Array) (*zarr.Array, error)
 	if ref == nil {
 		return nil, fmt.Errorf("engine: %s has not been computed", a.Name)
 	}
-	st, err := s.store(ctx, ref.Store)
+	st, err := s.store(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +99,15 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (*zarr.Array, error
 	ref := a.Target
 	intermediate := ref == nil
 	if intermediate {
-		ref = &plan.ZarrRef{Store: s.interDir, Path: a.Name, Compressor: a.Spec.ZarrCompressor}
+		codecs, err := plan.CompressorCodecs(a.Spec.ZarrCompressor)
+		if err != nil {
+			return nil, err
+		}
+		opts, err := a.Spec.StorageOptionsMap()
+		if err != nil {
+			return nil, err
+		}
+		ref = &plan.ZarrRef{Store: s.interDir, Path: a.Name, Compressors: codecs, StorageOptions: opts}
 		if !plan.IsRegular(a.Chunks) {
 			meta.Shape = make([]int, a.NDim())
 			for i, c := range chunk {
@@ -91,16 +115,21 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (*zarr.Array, error
 			}
 		}
 	}
-	meta.Codecs = []zarr.Codec{zarr.BytesCodec()}
-	if ref.Compressor == "zstd" {
-		meta.Codecs = append(meta.Codecs, zarr.ZstdCodec(0, false))
+	if err := encodingOf(ref, &meta); err != nil {
+		return nil, err
 	}
-	st, err := s.store(ctx, ref.Store)
+	st, err := s.store(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if !intermediate && !ref.Overwrite {
-		if _, err := zarr.OpenArray(ctx, st, ref.Path); err == nil {
+	if ref.Existing {
+		return s.openExisting(ctx, a, st, ref)
+	}
+	if !intermediate {
+		if _, err := zarr.OpenGroup(ctx, st, ref.Path); err == nil {
+			return nil, plan.Errorf(plan.ErrValue, "a Zarr group exists at %s (path %q); write the array to a path inside it", ref.Store, ref.Path)
+		}
+		if _, err := zarr.OpenArray(ctx, st, ref.Path); err == nil && !ref.Overwrite {
 			return nil, plan.Errorf(plan.ErrValue, "a Zarr array already exists at %s (path %q); pass overwrite=True to replace it", ref.Store, ref.Path)
 		}
 	}
@@ -122,6 +151,101 @@ func (s *storage) close() {
 		_ = zarr.Close(st)
 	}
 	s.stores = map[string]zarr.Store{}
+}
+
+// openExisting opens the existing array a is written into and records
+// where a's blocks go in it.
+func (s *storage) openExisting(ctx context.Context, a *plan.Array, st zarr.Store, ref *plan.ZarrRef) (*zarr.Array, error) {
+	z, err := zarr.OpenArray(ctx, st, ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	meta := z.Metadata()
+	off := make([]int, a.NDim())
+	for d := range off {
+		c := meta.ChunkShape[d]
+		if d >= len(ref.Region) || ref.Region[d]%c != 0 || a.ChunkShape()[d] > c {
+			return nil, fmt.Errorf("engine: %s does not fit the chunks %v of its target", a, meta.ChunkShape)
+		}
+		off[d] = ref.Region[d] / c
+	}
+	s.mu.Lock()
+	s.arrays[a] = z
+	s.offsets[a] = off
+	s.mu.Unlock()
+	return z, nil
+}
+
+// chunkCoords returns the coordinates of the chunk a block of a is
+// written to.
+func (s *storage) chunkCoords(a *plan.Array, block []int) []int {
+	s.mu.Lock()
+	off := s.offsets[a]
+	s.mu.Unlock()
+	if off == nil {
+		return block
+	}
+	c := make([]int, len(block))
+	for d, b := range block {
+		c[d] = b + off[d]
+	}
+	return c
+}
+
+// encodingOf sets the codecs of a created array from its reference: v3
+// codec chains (sharded when the reference names inner chunks), or a v2
+// numcodecs compressor.
+func encodingOf(ref *plan.ZarrRef, meta *zarr.ArrayMetadata) error {
+	switch ref.ZarrFormat {
+	case 0, 3:
+		meta.ZarrFormat = 3
+		chain := append([]zarr.Codec{zarr.BytesCodec()}, ref.Compressors...)
+		if ref.InnerChunks != nil {
+			chain = []zarr.Codec{zarr.ShardingCodec(ref.InnerChunks, chain, "end")}
+		}
+		meta.Codecs = chain
+	case 2:
+		meta.ZarrFormat = 2
+		if ref.InnerChunks != nil {
+			return plan.Errorf(plan.ErrValue, "Zarr format 2 has no sharding; use zarr_format=3 to write shards")
+		}
+		if len(ref.Compressors) > 1 {
+			return plan.Errorf(plan.ErrValue, "Zarr format 2 takes one compressor, got %d", len(ref.Compressors))
+		}
+		if len(ref.Compressors) == 1 {
+			c, err := v2Compressor(ref.Compressors[0])
+			if err != nil {
+				return err
+			}
+			meta.Compressor = &c
+		}
+	default:
+		return plan.Errorf(plan.ErrValue, "zarr_format must be 2 or 3, got %d", ref.ZarrFormat)
+	}
+	return nil
+}
+
+// v2Compressor translates a v3 compressor to its numcodecs form.
+func v2Compressor(c zarr.Codec) (zarr.Codec, error) {
+	cfg := c.Configuration
+	switch c.Name {
+	case "zstd":
+		return zarr.Codec{Name: "zstd", Configuration: map[string]any{"level": cfgOr(cfg, "level", 0)}}, nil
+	case "gzip":
+		return zarr.Codec{Name: "gzip", Configuration: map[string]any{"level": cfgOr(cfg, "level", 1)}}, nil
+	case "blosc":
+		shuffle := map[any]int{"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}[cfgOr(cfg, "shuffle", "shuffle")]
+		return zarr.Codec{Name: "blosc", Configuration: map[string]any{
+			"cname": cfgOr(cfg, "cname", "lz4"), "clevel": cfgOr(cfg, "clevel", 5), "shuffle": shuffle, "blocksize": 0}}, nil
+	}
+	return zarr.Codec{}, plan.Errorf(plan.ErrNotImplemented, "compressor %q cannot be written to Zarr format 2", c.Name)
+}
+
+func cfgOr(cfg map[string]any, k string, def any) any {
+	if v, ok := cfg[k]; ok {
+		return v
+	}
+	return def
 }
 
 // contextDirs names this process's intermediate directories, so they can

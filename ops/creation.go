@@ -2,9 +2,9 @@ package ops
 
 import (
 	"context"
-	"fmt"
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/cubego/cubego/plan"
@@ -105,14 +105,14 @@ func FromBuffer(shape []int, dt DType, data []byte, chunks ChunkSpec, spec *plan
 
 // FromZarr returns an array reading an existing Zarr array. With chunks
 // other than the stored ones, it is rechunked on reading.
-func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *plan.Spec) (*plan.Array, error) {
+func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *plan.Spec, storageOptions map[string]any) (*plan.Array, error) {
 	if spec == nil {
 		spec = plan.DefaultSpec()
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := zarr.OpenStore(ctx, store)
+	s, err := zarr.OpenStoreWithOptions(ctx, store, storageOptions)
 	if err != nil {
 		return nil, fmt.Errorf("from_zarr: cannot open store %q: %w", store, err)
 	}
@@ -131,7 +131,7 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 		stored[i] = plan.RegularChunks(n, meta.ChunkShape[i])
 	}
 	a := plan.NewArray(meta.Shape, dt, stored, spec)
-	a.Source = &plan.ZarrRef{Store: store, Path: path}
+	a.Source = &plan.ZarrRef{Store: store, Path: path, StorageOptions: storageOptions}
 	if chunks == nil {
 		return a, nil
 	}

@@ -1,6 +1,12 @@
 package ops
 
-import "github.com/cubego/cubego/plan"
+import (
+	"context"
+	"fmt"
+
+	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
+)
 
 // Rechunk returns x with new chunks. Each task assembles one output block
 // from the input chunks it overlaps, one chunk at a time.
@@ -27,9 +33,11 @@ func Rechunk(x *plan.Array, chunks ChunkSpec) (*plan.Array, error) {
 	return out, nil
 }
 
-// ToZarr returns an array that, when computed, writes x to a Zarr array at
-// store/path. The target gets x's chunks (made regular when they are not).
-func ToZarr(x *plan.Array, store, path string, overwrite bool) (*plan.Array, error) {
+// ToZarr returns an array that, when computed, writes x to the Zarr array
+// ref names. The target gets x's chunks (made regular when they are not);
+// with shards, each shard (a multiple of x's chunks) is one block, written
+// whole, holding inner chunks of x's chunk shape.
+func ToZarr(x *plan.Array, ref plan.ZarrRef, shards []int) (*plan.Array, error) {
 	src := x
 	if !plan.IsRegular(x.Chunks) {
 		var err error
@@ -37,9 +45,84 @@ func ToZarr(x *plan.Array, store, path string, overwrite bool) (*plan.Array, err
 			return nil, err
 		}
 	}
+	if shards != nil {
+		if len(shards) != x.NDim() {
+			return nil, plan.Errorf(plan.ErrValue, "to_zarr: shards %v do not match an array of dimension %d", shards, x.NDim())
+		}
+		inner := src.ChunkShape()
+		spec := make([]any, len(shards))
+		for d, n := range shards {
+			c := max(inner[d], 1)
+			if n <= 0 || n%c != 0 {
+				return nil, plan.Errorf(plan.ErrValue, "to_zarr: shard shape %v must be a multiple of the chunk shape %v", shards, inner)
+			}
+			spec[d] = n
+			inner[d] = c
+		}
+		var err error
+		if src, err = Rechunk(src, spec); err != nil {
+			return nil, err
+		}
+		ref.InnerChunks = inner
+	}
 	out := plan.NewArray(x.Shape, x.DType, src.Chunks, x.Spec)
 	plan.NewOp("store", "blockwise", []plan.Input{{Array: src, Dims: plan.Identity(x.NDim())}}, out,
 		plan.Kernel{Core: "map", Exprs: []*plan.Expr{plan.InputExpr(0, x.DType)}})
-	out.Target = &plan.ZarrRef{Store: store, Path: path, Overwrite: overwrite}
+	out.Target = &ref
+	return out, nil
+}
+
+// StoreInto returns an array that, when computed, writes x into part of the
+// existing Zarr array ref names: region gives the [start, stop) of each
+// dimension (nil: the whole array). Regions must start on chunk boundaries
+// and end on one or at the array's end, so that every chunk written is
+// wholly x's; x is cast to the target's dtype and rechunked to its grid.
+func StoreInto(ctx context.Context, x *plan.Array, ref plan.ZarrRef, region [][2]int) (*plan.Array, error) {
+	s, err := zarr.OpenStoreWithOptions(ctx, ref.Store, ref.StorageOptions)
+	if err != nil {
+		return nil, fmt.Errorf("store: cannot open store %q: %w", ref.Store, err)
+	}
+	defer zarr.Close(s)
+	z, err := zarr.OpenArray(ctx, s, ref.Path)
+	if err != nil {
+		return nil, fmt.Errorf("store: no Zarr array at store %q, path %q: %w", ref.Store, ref.Path, err)
+	}
+	meta := z.Metadata()
+	if region == nil {
+		region = make([][2]int, len(meta.Shape))
+		for d, n := range meta.Shape {
+			region[d] = [2]int{0, n}
+		}
+	}
+	if len(region) != len(meta.Shape) || x.NDim() != len(meta.Shape) {
+		return nil, plan.Errorf(plan.ErrValue, "store: an array of shape %s cannot be written to a target of shape %s with region %v",
+			FormatShape(x.Shape), FormatShape(meta.Shape), region)
+	}
+	chunks := make([]any, x.NDim())
+	ref.Region = make([]int, x.NDim())
+	for d, r := range region {
+		n, c := meta.Shape[d], meta.ChunkShape[d]
+		if r[0] < 0 || r[1] > n || r[0] > r[1] || r[1]-r[0] != x.Shape[d] {
+			return nil, plan.Errorf(plan.ErrValue, "store: region %v of a target of shape %s does not fit an array of shape %s",
+				region, FormatShape(meta.Shape), FormatShape(x.Shape))
+		}
+		if r[0]%c != 0 || (r[1]%c != 0 && r[1] != n) {
+			return nil, plan.Errorf(plan.ErrValue, "store: region %v must start and end on chunk boundaries of the target (chunks %v) or at its end", region, meta.ChunkShape)
+		}
+		chunks[d] = c
+		ref.Region[d] = r[0]
+	}
+	src, err := AsType(x, meta.DataType)
+	if err != nil {
+		return nil, err
+	}
+	if src, err = Rechunk(src, chunks); err != nil {
+		return nil, err
+	}
+	ref.Existing = true
+	out := plan.NewArray(x.Shape, meta.DataType, src.Chunks, x.Spec)
+	plan.NewOp("store", "blockwise", []plan.Input{{Array: src, Dims: plan.Identity(x.NDim())}}, out,
+		plan.Kernel{Core: "map", Exprs: []*plan.Expr{plan.InputExpr(0, meta.DataType)}})
+	out.Target = &ref
 	return out, nil
 }

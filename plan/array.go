@@ -30,13 +30,30 @@ type Array struct {
 	Target *ZarrRef
 }
 
-// ZarrRef names a Zarr array in a store.
+// ZarrRef names a Zarr array in a store, and for arrays the engine creates
+// (targets and intermediates) how to create it.
 type ZarrRef struct {
-	Store      string `json:"store"` // local path or URL
-	Path       string `json:"path"`
-	Compressor string `json:"compressor,omitempty"` // "" or "zstd", for arrays the engine creates
+	Store string `json:"store"` // local path or URL
+	Path  string `json:"path"`
+	// StorageOptions configure object stores (endpoint_url, region, key,
+	// secret, anon, ...), as fsspec's storage_options.
+	StorageOptions map[string]any `json:"storage_options,omitempty"`
+	// ZarrFormat is 2 or 3 (0 means 3) for arrays the engine creates.
+	ZarrFormat int `json:"zarr_format,omitempty"`
+	// Compressors are the bytes-to-bytes codecs (Zarr v3 names and
+	// configurations) of arrays the engine creates; none means
+	// uncompressed.
+	Compressors []zarr.Codec `json:"compressors,omitempty"`
+	// InnerChunks, when set, makes a created array sharded: its chunks (the
+	// array's blocks) are shards of inner chunks of this shape.
+	InnerChunks []int `json:"inner_chunks,omitempty"`
 	// Overwrite allows replacing an existing array at a target.
 	Overwrite bool `json:"overwrite,omitempty"`
+	// Existing targets an array that exists already: the computed array is
+	// written into it, its first element at Region (element offsets, on
+	// chunk boundaries), and nothing else of it changes.
+	Existing bool  `json:"existing,omitempty"`
+	Region   []int `json:"region,omitempty"`
 }
 
 // NewArray returns an array node with a fresh name. Chunks must be

@@ -1,6 +1,11 @@
 package plan
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cubego/cubego/zarr"
+)
 
 // Spec is the resource specification shared by the arrays of a computation:
 // where intermediates live and how much memory each task may use.
@@ -13,8 +18,24 @@ type Spec struct {
 	AllowedMem int64 `json:"allowed_mem"`
 	// ReservedMem is memory a worker uses before it runs any task.
 	ReservedMem int64 `json:"reserved_mem"`
-	// ZarrCompressor is the compressor of intermediates: "" (none) or "zstd".
+	// ZarrCompressor is the compressor of intermediates (see
+	// CompressorCodecs): "" (none), "zstd", "blosc" or "gzip".
 	ZarrCompressor string `json:"zarr_compressor"`
+	// StorageOptions configure the work dir's object store, as JSON text
+	// (a string keeps Spec comparable); "" for none.
+	StorageOptions string `json:"storage_options,omitempty"`
+}
+
+// StorageOptionsMap decodes StorageOptions.
+func (s *Spec) StorageOptionsMap() (map[string]any, error) {
+	if s.StorageOptions == "" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s.StorageOptions), &m); err != nil {
+		return nil, Errorf(ErrValue, "invalid storage_options %s: %v", s.StorageOptions, err)
+	}
+	return m, nil
 }
 
 // Default allowed and reserved memory, as in Cubed's configuration.
@@ -40,12 +61,29 @@ func (s *Spec) Validate() error {
 		return Errorf(ErrValue, "reserved_mem (%s) must be less than allowed_mem (%s)",
 			FormatBytes(s.ReservedMem), FormatBytes(s.AllowedMem))
 	}
-	switch s.ZarrCompressor {
-	case "", "zstd":
-	default:
-		return Errorf(ErrValue, "zarr_compressor must be None or \"zstd\", got %q", s.ZarrCompressor)
+	if _, err := s.StorageOptionsMap(); err != nil {
+		return err
 	}
-	return nil
+	_, err := CompressorCodecs(s.ZarrCompressor)
+	return err
+}
+
+// CompressorCodecs returns the codecs of a compressor named by a Spec's
+// zarr_compressor: "" (none: the fastest on local disk, where chunks of
+// intermediates are written once and read once), "zstd", "blosc" (lz4
+// with byte shuffle) or "gzip".
+func CompressorCodecs(name string) ([]zarr.Codec, error) {
+	switch name {
+	case "":
+		return nil, nil
+	case "zstd":
+		return []zarr.Codec{zarr.ZstdCodec(0, false)}, nil
+	case "blosc":
+		return []zarr.Codec{zarr.BloscCodec("lz4", 5, "shuffle", 0, 0)}, nil
+	case "gzip":
+		return []zarr.Codec{zarr.GzipCodec(1)}, nil
+	}
+	return nil, Errorf(ErrValue, "zarr_compressor must be None, \"zstd\", \"blosc\" or \"gzip\", got %q", name)
 }
 
 // Equal reports whether two specs describe the same resources.

@@ -115,8 +115,11 @@ def test_to_json(tmp_path):
         "allowed_mem": 2_000_000_000,
         "reserved_mem": 100_000_000,
         "zarr_compressor": None,
+        "storage_options": None,
     }
     assert cubego.Spec(zarr_compressor="auto")._to_json()["zarr_compressor"] == "zstd"
+    opts = {"endpoint_url": "http://127.0.0.1:9000", "anon": True}
+    assert cubego.Spec(storage_options=opts)._to_json()["storage_options"] == opts
 
 
 def test_zarr_compressor_invalid():

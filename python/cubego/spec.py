@@ -100,11 +100,14 @@ class Spec:
     executor_options : dict, optional
         Options for the executor, e.g. ``max_workers`` and ``retries``.
     storage_options : dict, optional
-        Options for opening the storage of ``work_dir`` (kept for later use by
-        object stores).
-    zarr_compressor : {None, "zstd", "auto"}, optional
-        Compression of intermediates: ``None`` (default, uncompressed) or zstd
-        (``"auto"`` means zstd, zarr-python's default for Zarr v3).
+        Options for opening the object store of ``work_dir`` (fsspec-style:
+        ``endpoint_url``, ``region``, ``key``, ``secret``, ``anon``...).
+    zarr_compressor : {None, "zstd", "blosc", "gzip", "auto"}, optional
+        Compression of intermediates: ``None`` (default: uncompressed, the
+        fastest on local disk, where each intermediate chunk is written once
+        and read once), ``"zstd"`` (``"auto"``, zarr-python's default for Zarr
+        v3; worth it on object stores, where bytes cost time and money),
+        ``"blosc"`` (lz4 with byte shuffle) or ``"gzip"``.
     max_mem : int or str, optional
         Deprecated alias of ``allowed_mem`` (older Cubed code).
     """
@@ -150,9 +153,10 @@ class Spec:
         self._storage_options = dict(storage_options or {})
         if zarr_compressor == "auto":
             zarr_compressor = "zstd"
-        if zarr_compressor not in (None, "zstd"):
+        if zarr_compressor not in (None, "zstd", "blosc", "gzip"):
             raise ValueError(
-                f"Spec: unsupported zarr_compressor {zarr_compressor!r}; use None, 'zstd' or 'auto'"
+                f"Spec: unsupported zarr_compressor {zarr_compressor!r};"
+                " use None, 'zstd', 'blosc', 'gzip' or 'auto'"
             )
         self._zarr_compressor = zarr_compressor
 
@@ -238,6 +242,7 @@ class Spec:
             "allowed_mem": self._allowed_mem,
             "reserved_mem": self._reserved_mem,
             "zarr_compressor": self._zarr_compressor,
+            "storage_options": self._storage_options or None,
         }
 
 
