@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -25,15 +27,35 @@ type job struct {
 	result *engine.Result
 	err    error
 	plan   *plan.Plan
+	events *engine.EventBuffer
+}
+
+// The option keys of cg_compute_start and cg_plan (docs/capi.md).
+var (
+	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
+		"compute_arrays_in_parallel", "use_backups", "optimize_graph"}
+	planKeys = []string{"optimize_graph", "dot"}
+)
+
+// checkKeys refuses option keys outside known, naming them all.
+func checkKeys(a args, what string, known []string) error {
+	var unknown []string
+	for k := range a {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return plan.Errorf(plan.ErrValue, "unknown %s option(s): %s (known: %s)", what,
+		strings.Join(unknown, ", "), strings.Join(known, ", "))
 }
 
 // buildPlan finalises the plan of arrays, fused unless the options say
 // "optimize_graph": false.
-func buildPlan(arrays []*plan.Array, optsJSON string) (*plan.Plan, error) {
-	a, err := parseArgs(optsJSON)
-	if err != nil {
-		return nil, err
-	}
+func buildPlan(arrays []*plan.Array, a args) (*plan.Plan, error) {
 	optimize, err := a.boolean("optimize_graph", true)
 	if err != nil {
 		return nil, err
@@ -48,12 +70,12 @@ func buildPlan(arrays []*plan.Array, optsJSON string) (*plan.Plan, error) {
 	return p, nil
 }
 
-func computeOptions(s string) (engine.Options, error) {
-	a, err := parseArgs(s)
-	if err != nil {
-		return engine.Options{}, err
-	}
+func computeOptions(a args) (engine.Options, error) {
 	var o engine.Options
+	if err := checkKeys(a, "compute", computeKeys); err != nil {
+		return o, err
+	}
+	var err error
 	if o.Executor, err = a.str("executor", ""); err != nil {
 		return o, err
 	}
@@ -64,6 +86,15 @@ func computeOptions(s string) (engine.Options, error) {
 		return o, err
 	}
 	if o.ProcessBudget, err = a.int64("process_budget", 0); err != nil {
+		return o, err
+	}
+	if o.BatchSize, err = a.integer("batch_size", 0); err != nil {
+		return o, err
+	}
+	if o.ComputeArraysInParallel, err = a.boolean("compute_arrays_in_parallel", false); err != nil {
+		return o, err
+	}
+	if o.UseBackups, err = a.boolean("use_backups", false); err != nil {
 		return o, err
 	}
 	return o, nil
@@ -77,11 +108,15 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 		if err != nil {
 			return err
 		}
-		opts, err := computeOptions(C.GoString(optsJSON))
+		a, err := parseArgs(C.GoString(optsJSON))
 		if err != nil {
 			return err
 		}
-		p, err := buildPlan(outs, C.GoString(optsJSON))
+		opts, err := computeOptions(a)
+		if err != nil {
+			return err
+		}
+		p, err := buildPlan(outs, a)
 		if err != nil {
 			return err
 		}
@@ -89,7 +124,7 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 			return err
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		j := &job{cancel: cancel, done: make(chan struct{}), plan: p}
+		j := &job{cancel: cancel, done: make(chan struct{}), plan: p, events: engine.NewEventBuffer(0)}
 		go func() {
 			defer close(j.done)
 			defer func() {
@@ -98,7 +133,7 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 					j.err = fmt.Errorf("%w: panic in libcubego: %v\n%s", errInternal, r, debug.Stack())
 				}
 			}()
-			j.result, j.err = engine.Execute(ctx, p, opts, nil)
+			j.result, j.err = engine.Execute(ctx, p, opts, j.events.Add)
 		}()
 		*jobOut = C.uint64_t(cgo.NewHandle(j))
 		return nil
@@ -212,15 +247,29 @@ func cg_job_release(h C.uint64_t) (status C.int32_t) {
 	return statusOK
 }
 
-// planInfo is what cg_plan reports.
+//export cg_job_events
+func cg_job_events(h C.uint64_t, out **C.char, errOut **C.char) (status C.int32_t) {
+	defer guard(&status, errOut)
+	err := func() error {
+		j, err := jobOf(h)
+		if err != nil {
+			return err
+		}
+		evs := j.events.Drain()
+		list := make([]eventJSON, len(evs))
+		for i, ev := range evs {
+			list[i] = newEventJSON(ev)
+		}
+		return setJSON(list, out)
+	}()
+	return setError(err, errOut)
+}
+
+// planInfo is what cg_plan reports: the plan's statistics and, when asked
+// for, its Graphviz rendering.
 type planInfo struct {
-	MaxProjectedMem int64            `json:"max_projected_mem"`
-	AllowedMem      int64            `json:"allowed_mem"`
-	ReservedMem     int64            `json:"reserved_mem"`
-	NumOps          int              `json:"num_ops"`
-	NumTasks        int64            `json:"num_tasks"`
-	Ops             []engine.OpStats `json:"ops"`
-	ExceedingMemory []string         `json:"ops_exceeding_memory"`
+	plan.Stats
+	DOT string `json:"dot,omitempty"`
 }
 
 //export cg_plan
@@ -231,17 +280,24 @@ func cg_plan(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, out **C.char, er
 		if err != nil {
 			return err
 		}
-		p, err := buildPlan(outs, C.GoString(optsJSON))
+		a, err := parseArgs(C.GoString(optsJSON))
 		if err != nil {
 			return err
 		}
-		info := planInfo{MaxProjectedMem: p.MaxProjectedMem(), AllowedMem: p.Spec.AllowedMem, ReservedMem: p.Spec.ReservedMem,
-			NumOps: len(p.Ops), NumTasks: p.NumTasks(), Ops: []engine.OpStats{}, ExceedingMemory: []string{}}
-		for _, o := range p.Ops {
-			info.Ops = append(info.Ops, engine.OpStats{Name: o.Op.Name, Func: o.Op.Func, NumTasks: o.NumTasks, ProjectedMem: o.ProjectedMem})
+		if err := checkKeys(a, "plan", planKeys); err != nil {
+			return err
 		}
-		for _, o := range p.OpsExceedingMemory() {
-			info.ExceedingMemory = append(info.ExceedingMemory, o.Op.Name)
+		dot, err := a.boolean("dot", false)
+		if err != nil {
+			return err
+		}
+		p, err := buildPlan(outs, a)
+		if err != nil {
+			return err
+		}
+		info := planInfo{Stats: p.Stats()}
+		if dot {
+			info.DOT = info.Stats.DOT()
 		}
 		return setJSON(info, out)
 	}()

@@ -1,8 +1,29 @@
 // Package engine executes finalised plans in process: each op's tasks run on
-// a goroutine pool, admitted by a weighted semaphore on their projected
-// memory so that the tasks running at once never project more than the
-// process budget (allowed_mem × max_workers unless given). Failed tasks are
-// retried; a panic inside a task becomes an error naming the op and block.
+// a pool of MaxWorkers workers, admitted by a weighted semaphore on their
+// projected memory so that the tasks running at once never project more
+// than the process budget (allowed_mem × max_workers unless given). Failed
+// tasks are retried; a panic inside a task becomes an error naming the op
+// and block.
+//
+// # Scheduling
+//
+// Ops run one at a time in plan order, or with ComputeArraysInParallel one
+// topological generation at a time (plan.Plan.Stages), the ops of a
+// generation together. Per op a coordinator (opRun) submits up to BatchSize
+// tasks ahead to the job's FIFO work queue and collects their results; with
+// UseBackups it gives a straggler one backup copy (Cubed's policy, see
+// backupThreshold) and takes whichever copy succeeds first. Tasks write
+// whole chunks and stores replace chunks atomically, so duplicate and
+// retried tasks are safe.
+//
+// # Events
+//
+// Execute reports the computation through a callback of [Event]s with
+// Cubed's names: compute start (with the plan's [plan.Stats]), operation
+// start, task end (timestamps, projected memory, the task's peak allocation
+// and the process's peak RSS before and after it, attempts, whether a
+// backup won), operation end, compute end. [EventBuffer] holds them for a
+// poller with a bound on task events (the C ABI's cg_job_events).
 //
 // # Data flow
 //

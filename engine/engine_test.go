@@ -316,8 +316,11 @@ func TestAdmissionBoundsRunningMemory(t *testing.T) {
 	p, _ := plan.Build([]*plan.Array{y})
 	budget := p.Ops[0].ProjectedMem * 2 // room for two tasks at once
 	var mu sync.Mutex
-	var events []TaskEvent
-	_, err := Execute(context.Background(), p, Options{MaxWorkers: 8, ProcessBudget: budget}, func(ev TaskEvent) {
+	var events []Event
+	_, err := Execute(context.Background(), p, Options{MaxWorkers: 8, ProcessBudget: budget}, func(ev Event) {
+		if ev.Type != TaskEnd {
+			return
+		}
 		mu.Lock()
 		events = append(events, ev)
 		mu.Unlock()
@@ -333,7 +336,7 @@ func TestAdmissionBoundsRunningMemory(t *testing.T) {
 	}
 	var marks []mark
 	for _, ev := range events {
-		marks = append(marks, mark{ev.Start, 1}, mark{ev.End, -1})
+		marks = append(marks, mark{ev.FunctionStart, 1}, mark{ev.FunctionEnd, -1})
 	}
 	sort.Slice(marks, func(i, j int) bool {
 		if marks[i].at.Equal(marks[j].at) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,17 +18,29 @@ import (
 	"github.com/cubego/cubego/plan"
 )
 
-// Options configure an execution.
+// Options configure an execution. The zero value runs on a goroutine pool
+// with one worker per core, no retries and no backups.
 type Options struct {
 	// Executor is "threads" (default: a goroutine pool) or "single-threaded".
 	Executor string
-	// MaxWorkers bounds the tasks running at once (default: number of cores).
+	// MaxWorkers bounds the tasks running at once, over all ops (default:
+	// number of cores).
 	MaxWorkers int
-	// Retries is how many times a failed task is retried (default 2).
+	// Retries is how many times a failed task is retried (negative: the
+	// default, DefaultRetries).
 	Retries int
 	// ProcessBudget bounds the projected memory of all running tasks
 	// together (default: allowed_mem × MaxWorkers).
 	ProcessBudget int64
+	// BatchSize bounds the tasks of an op submitted ahead of their results:
+	// created and waiting for admission or running (default: MaxWorkers).
+	BatchSize int
+	// ComputeArraysInParallel runs the ops of one topological generation
+	// (see plan.Plan.Stages) at the same time, under the same admission.
+	ComputeArraysInParallel bool
+	// UseBackups launches a backup copy of straggling tasks (see
+	// backupThreshold); the first copy to succeed wins.
+	UseBackups bool
 }
 
 // DefaultRetries is the number of extra attempts of a failed task.
@@ -38,14 +52,22 @@ func (o Options) withDefaults(spec *plan.Spec) (Options, error) {
 		o.Executor = "threads"
 	case "single-threaded":
 		o.MaxWorkers = 1
+		o.UseBackups = false
+		o.ComputeArraysInParallel = false
 	default:
 		return o, plan.Errorf(plan.ErrValue, "unknown executor %q: use \"threads\" or \"single-threaded\"", o.Executor)
 	}
 	if o.MaxWorkers < 0 {
 		return o, plan.Errorf(plan.ErrValue, "max_workers must be positive, got %d", o.MaxWorkers)
 	}
+	if o.BatchSize < 0 {
+		return o, plan.Errorf(plan.ErrValue, "batch_size must be positive, got %d", o.BatchSize)
+	}
 	if o.MaxWorkers == 0 {
 		o.MaxWorkers = runtime.NumCPU()
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = o.MaxWorkers
 	}
 	if o.Retries < 0 {
 		o.Retries = DefaultRetries
@@ -56,27 +78,19 @@ func (o Options) withDefaults(spec *plan.Spec) (Options, error) {
 	return o, nil
 }
 
-// TaskEvent reports a finished task.
-type TaskEvent struct {
-	Op            string
-	Block         []int
-	Start, End    time.Time
-	ProjectedMem  int64
-	PeakAllocated int64 // bytes the task allocated from the engine at its peak
-	Attempts      int
-}
-
-// OpStats summarises one op of a computation.
+// OpStats summarise one op of a computation.
 type OpStats struct {
 	Name          string `json:"name"`
 	Func          string `json:"func"`
 	NumTasks      int64  `json:"num_tasks"`
 	ProjectedMem  int64  `json:"projected_mem"`
 	PeakAllocated int64  `json:"peak_allocated"`
+	Backups       int64  `json:"backups"`
 }
 
 // Stats summarise a computation.
 type Stats struct {
+	ComputeID       string    `json:"compute_id"`
 	MaxProjectedMem int64     `json:"max_projected_mem"`
 	AllowedMem      int64     `json:"allowed_mem"`
 	ReservedMem     int64     `json:"reserved_mem"`
@@ -88,6 +102,7 @@ type Stats struct {
 	RSSStart        int64     `json:"rss_start"`
 	PeakRSS         int64     `json:"peak_rss"`
 	Seconds         float64   `json:"seconds"`
+	Backups         int64     `json:"backups"`
 	Ops             []OpStats `json:"ops"`
 }
 
@@ -104,6 +119,14 @@ type job struct {
 	storage *storage
 	alloc   *Allocator
 	dir     string
+	id      string
+	// mem admits tasks by projected memory; work feeds the MaxWorkers
+	// workers. Both are shared by every op of the computation.
+	mem  *semaphore.Weighted
+	work *workQueue
+	// rss is the latest sample of the process's peak RSS.
+	rss  atomic.Int64
+	emit func(Event)
 }
 
 var computeCounter atomic.Int64
@@ -114,10 +137,17 @@ var processAllocator = NewAllocator()
 // ProcessAllocator returns the allocator of this process's chunk buffers.
 func ProcessAllocator() *Allocator { return processAllocator }
 
-// Execute validates p and runs its ops in order, each op's tasks in
-// parallel under the memory-aware admission of opts. onTask, if not nil,
-// is called after every task (from worker goroutines).
-func Execute(ctx context.Context, p *plan.Plan, opts Options, onTask func(TaskEvent)) (*Result, error) {
+// newComputeID names a computation as Cubed does, by its start time.
+func newComputeID(t time.Time) string {
+	return "compute-" + t.Format("20060102T150405.000000")
+}
+
+// Execute validates p and runs its ops in order (by generation, several at
+// once, with ComputeArraysInParallel), each op's tasks in parallel under
+// the memory-aware admission of opts. onEvent, if not nil, receives the
+// computation's events; it is called from several goroutines at once and
+// must not block for long.
+func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event)) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -131,137 +161,157 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onTask func(TaskEv
 				o.Op, plan.FormatBytes(o.ProjectedMem), plan.FormatBytes(opts.ProcessBudget))
 		}
 	}
+	if onEvent == nil {
+		onEvent = func(Event) {}
+	}
+	start := time.Now()
 	dir := joinURL(contextDir(p.Spec.WorkDir), fmt.Sprintf("compute-%03d", computeCounter.Add(1)))
-	j := &job{plan: p, opts: opts, storage: newStorage(dir), alloc: processAllocator, dir: dir}
+	j := &job{plan: p, opts: opts, storage: newStorage(dir), alloc: processAllocator, dir: dir,
+		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent}
 	res := &Result{job: j}
 	st := &res.Stats
-	*st = Stats{MaxProjectedMem: p.MaxProjectedMem(), AllowedMem: p.Spec.AllowedMem, ReservedMem: p.Spec.ReservedMem,
-		NumOps: len(p.Ops), NumTasks: p.NumTasks(), ProcessBudget: opts.ProcessBudget, MaxWorkers: opts.MaxWorkers}
+	*st = Stats{ComputeID: j.id, MaxProjectedMem: p.MaxProjectedMem(), AllowedMem: p.Spec.AllowedMem,
+		ReservedMem: p.Spec.ReservedMem, NumOps: len(p.Ops), NumTasks: p.NumTasks(),
+		ProcessBudget: opts.ProcessBudget, MaxWorkers: opts.MaxWorkers, Ops: make([]OpStats, len(p.Ops))}
+	stats := p.Stats()
+	j.emit(Event{Type: ComputeStart, ComputeID: j.id, Time: start, Plan: &stats,
+		MaxWorkers: opts.MaxWorkers, ProcessBudget: opts.ProcessBudget})
 	resetPeakRSS()
 	st.RSSStart = currentRSS()
+	j.rss.Store(peakRSS())
 	j.alloc.ResetPeak()
 	j.alloc.SetPoolLimit(opts.ProcessBudget)
 	defer j.alloc.SetPoolLimit(0)
-	start := time.Now()
-	for _, o := range p.Ops {
-		peak, err := j.runOp(ctx, o, onTask)
-		st.Ops = append(st.Ops, OpStats{Name: o.Op.Name, Func: o.Op.Func, NumTasks: o.NumTasks, ProjectedMem: o.ProjectedMem, PeakAllocated: peak})
-		if err != nil {
-			res.Close()
-			return nil, err
+	stopWorkers := j.startWorkers(opts.MaxWorkers)
+	defer stopWorkers()
+	index := map[*plan.OpInfo]int{}
+	for i, o := range p.Ops {
+		index[o] = i
+	}
+	run := func(ctx context.Context, o *plan.OpInfo) error {
+		r, err := j.runOp(ctx, o)
+		st.Ops[index[o]] = OpStats{Name: o.Op.Name, Func: o.Op.Func, NumTasks: o.NumTasks,
+			ProjectedMem: o.ProjectedMem, PeakAllocated: r.peak, Backups: r.backups}
+		return err
+	}
+	if opts.ComputeArraysInParallel {
+		for _, stage := range p.Stages() {
+			if err = runStage(ctx, stage, run); err != nil {
+				break
+			}
 		}
+	} else {
+		for _, o := range p.Ops {
+			if err = run(ctx, o); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		res.Close()
+		return nil, err
+	}
+	for _, o := range st.Ops {
+		st.Backups += o.Backups
 	}
 	st.Seconds = time.Since(start).Seconds()
 	st.PeakAllocated = j.alloc.Peak()
 	st.PeakRSS = peakRSS()
+	j.emit(Event{Type: ComputeEnd, ComputeID: j.id, Time: time.Now()})
 	return res, nil
 }
 
-// runOp runs every task of one op and returns the largest task peak.
-func (j *job) runOp(ctx context.Context, o *plan.OpInfo, onTask func(TaskEvent)) (int64, error) {
-	op := o.Op
-	kernel, err := ops.NewTaskKernel(op)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := j.storage.create(ctx, op.Output); err != nil {
-		return 0, err
-	}
-	if op.Output.Size() == 0 {
-		return 0, nil
+// runStage runs the ops of one generation at the same time and returns the
+// first error, cancelling the others.
+func runStage(ctx context.Context, stage []*plan.OpInfo, run func(context.Context, *plan.OpInfo) error) error {
+	if len(stage) == 1 {
+		return run(ctx, stage[0])
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	sem := semaphore.NewWeighted(j.opts.ProcessBudget)
-	blocks := make(chan []int)
 	var wg sync.WaitGroup
-	var peak atomic.Int64
-	for range j.opts.MaxWorkers {
+	var once sync.Once
+	var first error
+	for _, o := range stage {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for block := range blocks {
-				if err := sem.Acquire(ctx, o.ProjectedMem); err != nil {
-					return
-				}
-				ev, err := j.runTaskWithRetries(ctx, kernel, o, block)
-				sem.Release(o.ProjectedMem)
-				if err != nil {
-					cancel(err)
-					return
-				}
-				for {
-					p := peak.Load()
-					if ev.PeakAllocated <= p || peak.CompareAndSwap(p, ev.PeakAllocated) {
-						break
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
 					}
-				}
-				if onTask != nil {
-					onTask(ev)
-				}
+				}()
+				return run(ctx, o)
+			}()
+			if err != nil {
+				once.Do(func() { first = err })
+				cancel(err)
 			}
 		}()
 	}
-	nb := op.Output.NumBlocks()
-	block := make([]int, len(nb))
-feed:
-	for {
-		select {
-		case blocks <- append([]int(nil), block...):
-		case <-ctx.Done():
-			break feed
-		}
-		d := len(nb) - 1
-		for ; d >= 0; d-- {
-			block[d]++
-			if block[d] < nb[d] {
-				break
-			}
-			block[d] = 0
-		}
-		if d < 0 {
-			break
-		}
-	}
-	close(blocks)
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return peak.Load(), err
-	}
-	return peak.Load(), nil
+	return first
 }
 
-// runTaskWithRetries runs a task, retrying failures (not cancellation).
-func (j *job) runTaskWithRetries(ctx context.Context, k *ops.TaskKernel, o *plan.OpInfo, block []int) (TaskEvent, error) {
-	ev := TaskEvent{Op: o.Op.Name, Block: block, ProjectedMem: o.ProjectedMem, Start: time.Now()}
-	var err error
+// runOp runs every task of one op (see opRun) between its start and end
+// events.
+func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
+	op := o.Op
+	r := &opRun{j: j, o: o}
+	kernel, err := ops.NewTaskKernel(op)
+	if err != nil {
+		return r, err
+	}
+	r.kernel = kernel
+	if _, err := j.storage.create(ctx, op.Output); err != nil {
+		return r, err
+	}
+	j.emit(Event{Type: OperationStart, ComputeID: j.id, Time: time.Now(), Op: op.Name, Func: op.Func, NumTasks: o.NumTasks})
+	if op.Output.Size() > 0 {
+		if err := r.run(ctx); err != nil {
+			return r, err
+		}
+	}
+	j.emit(Event{Type: OperationEnd, ComputeID: j.id, Time: time.Now(), Op: op.Name, Func: op.Func, NumTasks: o.NumTasks})
+	return r, nil
+}
+
+// runTaskWithRetries runs a task, retrying failures (not cancellation). It
+// returns the attempts made and the peak bytes the last attempt allocated.
+func (j *job) runTaskWithRetries(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block []int) (attempts int, peak int64, err error) {
 	for attempt := 0; attempt <= j.opts.Retries; attempt++ {
-		ev.Attempts = attempt + 1
-		ev.PeakAllocated, err = j.runTask(ctx, k, o.Op, block)
+		attempts = attempt + 1
+		peak, err = j.runTask(ctx, k, op, block)
 		if err == nil || ctx.Err() != nil {
 			break
 		}
 	}
-	ev.End = time.Now()
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) != nil {
-			return ev, context.Cause(ctx)
+			return attempts, peak, context.Cause(ctx)
 		}
-		return ev, &TaskError{Op: o.Op.String(), Block: block, Attempts: ev.Attempts, Err: err}
+		return attempts, peak, &TaskError{Op: op.String(), Array: op.Output.Name, Block: block, Attempts: attempts, Err: err}
 	}
-	return ev, nil
+	return attempts, peak, nil
 }
 
 // TaskError is a task that failed after all its attempts.
 type TaskError struct {
-	Op       string
+	Op       string // e.g. "op-003 (add)"
+	Array    string // the array whose block the task computes
 	Block    []int
 	Attempts int
 	Err      error
 }
 
 func (e *TaskError) Error() string {
-	return fmt.Sprintf("%s failed on block %v after %d attempts: %v", e.Op, e.Block, e.Attempts, e.Err)
+	coords := make([]string, len(e.Block))
+	for i, b := range e.Block {
+		coords[i] = strconv.Itoa(b)
+	}
+	return fmt.Sprintf("%s failed on block (%s) of %s after %d attempts: %v",
+		e.Op, strings.Join(coords, ", "), e.Array, e.Attempts, e.Err)
 }
 
 func (e *TaskError) Unwrap() error { return e.Err }

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"bufio"
+	"bytes"
 	"os"
 	"strconv"
-	"strings"
+	"sync"
 )
 
 // resetPeakRSS resets the kernel's record of this process's peak resident
@@ -19,25 +19,46 @@ func resetPeakRSS() {
 func currentRSS() int64 { return procStatus("VmRSS:") }
 
 // peakRSS returns this process's peak resident set size in bytes since the
-// last reset (0 when unknown).
+// last reset (0 when unknown). It is sampled before and after every task,
+// so it reads an open /proc/self/status with pread (about 8 µs, a third of
+// opening and scanning the file each time).
 func peakRSS() int64 { return procStatus("VmHWM:") }
 
+var status struct {
+	once sync.Once
+	f    *os.File
+	bufs sync.Pool
+}
+
+// procStatus returns the value of a "kB" field of /proc/self/status in
+// bytes (0 when unknown).
 func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
+	status.once.Do(func() {
+		status.f, _ = os.Open("/proc/self/status")
+		status.bufs.New = func() any { return new([4096]byte) }
+	})
+	if status.f == nil {
+		return 0
+	}
+	buf := status.bufs.Get().(*[4096]byte)
+	defer status.bufs.Put(buf)
+	n, _ := status.f.ReadAt(buf[:], 0)
+	text := buf[:n]
+	i := bytes.Index(text, []byte(field))
+	if i < 0 {
+		return 0
+	}
+	rest := text[i+len(field):]
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	fields := bytes.Fields(rest)
+	if len(fields) == 0 {
+		return 0
+	}
+	kb, err := strconv.ParseInt(string(fields[0]), 10, 64)
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, field) {
-			fs := strings.Fields(line[len(field):])
-			if len(fs) > 0 {
-				kb, _ := strconv.ParseInt(fs[0], 10, 64)
-				return kb * 1024
-			}
-		}
-	}
-	return 0
+	return kb * 1024
 }

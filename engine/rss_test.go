@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"os"
+	"testing"
+)
+
+func TestRSSReadings(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	resetPeakRSS()
+	cur, peak := currentRSS(), peakRSS()
+	if cur <= 0 || peak < cur/2 {
+		t.Fatalf("RSS %d, peak %d", cur, peak)
+	}
+	// Touch 64 MB of C memory: the peak follows.
+	a := NewAllocator()
+	b := a.Allocate(64 << 20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	if p := peakRSS(); p < peak+60<<20 {
+		t.Errorf("peak %d after touching 64 MB, was %d", p, peak)
+	}
+	a.Free(b)
+	if procStatus("NoSuchField:") != 0 {
+		t.Error("an unknown field is not 0")
+	}
+}
+
+func BenchmarkPeakRSS(b *testing.B) {
+	for range b.N {
+		peakRSS()
+	}
+}
