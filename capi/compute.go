@@ -33,7 +33,7 @@ type job struct {
 // The option keys of cg_compute_start and cg_plan (docs/capi.md).
 var (
 	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
-		"compute_arrays_in_parallel", "use_backups", "optimize_graph"}
+		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume"}
 	planKeys = []string{"optimize_graph", "dot"}
 )
 
@@ -95,6 +95,9 @@ func computeOptions(a args) (engine.Options, error) {
 		return o, err
 	}
 	if o.UseBackups, err = a.boolean("use_backups", false); err != nil {
+		return o, err
+	}
+	if o.Resume, err = a.boolean("resume", false); err != nil {
 		return o, err
 	}
 	return o, nil

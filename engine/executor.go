@@ -41,6 +41,13 @@ type Options struct {
 	// UseBackups launches a backup copy of straggling tasks (see
 	// backupThreshold); the first copy to succeed wins.
 	UseBackups bool
+	// Resume keeps intermediates where a later computation finds them: in
+	// "cubego-resume" under the work dir, named by their arrays' plan.Key,
+	// so the same arrays computed again (also in another process, after
+	// unpickling) skip every op whose output is already complete. A failed
+	// computation leaves them for the next try; a successful one removes
+	// the ones it used.
+	Resume bool
 }
 
 // DefaultRetries is the number of extra attempts of a failed task.
@@ -86,6 +93,9 @@ type OpStats struct {
 	ProjectedMem  int64  `json:"projected_mem"`
 	PeakAllocated int64  `json:"peak_allocated"`
 	Backups       int64  `json:"backups"`
+	// Skipped is set when a resumed computation found the op's output
+	// complete and ran none of its tasks.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // Stats summarise a computation.
@@ -166,7 +176,13 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	}
 	start := time.Now()
 	dir := joinURL(contextDir(p.Spec.WorkDir), fmt.Sprintf("compute-%03d", computeCounter.Add(1)))
-	j := &job{plan: p, opts: opts, storage: newStorage(dir), alloc: processAllocator, dir: dir,
+	storage := newStorage(dir)
+	if opts.Resume {
+		dir = resumeDir(p.Spec.WorkDir)
+		storage = newStorage(dir)
+		storage.resume = true
+	}
+	j := &job{plan: p, opts: opts, storage: storage, alloc: processAllocator, dir: dir,
 		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent}
 	res := &Result{job: j}
 	st := &res.Stats
@@ -191,7 +207,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	run := func(ctx context.Context, o *plan.OpInfo) error {
 		r, err := j.runOp(ctx, o)
 		st.Ops[index[o]] = OpStats{Name: o.Op.Name, Func: o.Op.Func, NumTasks: o.NumTasks,
-			ProjectedMem: o.ProjectedMem, PeakAllocated: r.peak, Backups: r.backups}
+			ProjectedMem: o.ProjectedMem, PeakAllocated: r.peak, Backups: r.backups, Skipped: r.skipped}
 		return err
 	}
 	if opts.ComputeArraysInParallel {
@@ -208,7 +224,11 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		}
 	}
 	if err != nil {
-		res.Close()
+		if opts.Resume {
+			j.storage.close() // keep the intermediates for the next try
+		} else {
+			res.Close()
+		}
 		return nil, err
 	}
 	for _, o := range st.Ops {
@@ -264,11 +284,13 @@ func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
 		return r, err
 	}
 	r.kernel = kernel
-	if _, err := j.storage.create(ctx, op.Output); err != nil {
+	done, err := j.storage.create(ctx, op.Output)
+	if err != nil {
 		return r, err
 	}
 	j.emit(Event{Type: OperationStart, ComputeID: j.id, Time: time.Now(), Op: op.Name, Func: op.Func, NumTasks: o.NumTasks})
-	if op.Output.Size() > 0 {
+	r.skipped = done
+	if op.Output.Size() > 0 && !done {
 		if err := r.run(ctx); err != nil {
 			return r, err
 		}

@@ -33,6 +33,7 @@ type opRun struct {
 	active   map[*task]struct{} // started and not yet done
 	peak     int64
 	backups  int64
+	skipped  bool // resumed: the output was complete, no task ran
 
 	// The backup threshold, recomputed (a sort of the finished durations)
 	// only when the finished tasks grew by 1% since it was last computed.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,10 @@ type storage struct {
 	stores   map[string]zarr.Store
 	arrays   map[*plan.Array]*zarr.Array
 	interDir string // local path or URL of this computation's intermediates
+	// resume names intermediates by plan.Key in a directory that outlives
+	// the process; used lists the ones this computation used.
+	resume bool
+	used   []string
 }
 
 // openStore opens a store by URL; tests replace it to inject faults.
@@ -90,7 +95,7 @@ func (s *storage) array(ctx context.Context, a *plan.Array) (*zarr.Array, error)
 // create makes the Zarr array a computed plan array is written to: its
 // target, or an intermediate. An intermediate's grid has one chunk per
 // block (irregular chunkings are padded to the largest block).
-func (s *storage) create(ctx context.Context, a *plan.Array) (*zarr.Array, error) {
+func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err error) {
 	chunk := a.ChunkShape()
 	for i, c := range chunk {
 		chunk[i] = max(c, 1)
@@ -101,13 +106,18 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (*zarr.Array, error
 	if intermediate {
 		codecs, err := plan.CompressorCodecs(a.Spec.ZarrCompressor)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		opts, err := a.Spec.StorageOptionsMap()
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		ref = &plan.ZarrRef{Store: s.interDir, Path: a.Name, Compressors: codecs, StorageOptions: opts}
+		if s.resume {
+			if ref.Path, err = plan.Key(a); err != nil {
+				return false, err
+			}
+		}
 		if !plan.IsRegular(a.Chunks) {
 			meta.Shape = make([]int, a.NDim())
 			for i, c := range chunk {
@@ -116,32 +126,44 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (*zarr.Array, error
 		}
 	}
 	if err := encodingOf(ref, &meta); err != nil {
-		return nil, err
+		return false, err
 	}
 	st, err := s.store(ctx, ref)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if ref.Existing {
-		return s.openExisting(ctx, a, st, ref)
+		_, err := s.openExisting(ctx, a, st, ref)
+		return false, err
 	}
 	if !intermediate {
 		if _, err := zarr.OpenGroup(ctx, st, ref.Path); err == nil {
-			return nil, plan.Errorf(plan.ErrValue, "a Zarr group exists at %s (path %q); write the array to a path inside it", ref.Store, ref.Path)
+			return false, plan.Errorf(plan.ErrValue, "a Zarr group exists at %s (path %q); write the array to a path inside it", ref.Store, ref.Path)
 		}
 		if _, err := zarr.OpenArray(ctx, st, ref.Path); err == nil && !ref.Overwrite {
-			return nil, plan.Errorf(plan.ErrValue, "a Zarr array already exists at %s (path %q); pass overwrite=True to replace it", ref.Store, ref.Path)
+			return false, plan.Errorf(plan.ErrValue, "a Zarr array already exists at %s (path %q); pass overwrite=True to replace it", ref.Store, ref.Path)
+		}
+	}
+	if intermediate && s.resume {
+		s.mu.Lock()
+		s.used = append(s.used, ref.Path)
+		s.mu.Unlock()
+		if z, ok := completeArray(ctx, st, ref.Path, meta); ok {
+			s.mu.Lock()
+			s.arrays[a] = z
+			s.mu.Unlock()
+			return true, nil
 		}
 	}
 	z, err := zarr.CreateArray(ctx, st, ref.Path, meta)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	z.SetWriteEmptyChunks(intermediate)
 	s.mu.Lock()
 	s.arrays[a] = z
 	s.mu.Unlock()
-	return z, nil
+	return false, nil
 }
 
 func (s *storage) close() {
@@ -151,6 +173,48 @@ func (s *storage) close() {
 		_ = zarr.Close(st)
 	}
 	s.stores = map[string]zarr.Store{}
+}
+
+// completeArray returns the array at path when it has the given metadata
+// and every chunk (intermediates are written with empty chunks too, so a
+// complete one has them all).
+func completeArray(ctx context.Context, st zarr.Store, path string, want zarr.ArrayMetadata) (*zarr.Array, bool) {
+	l, ok := st.(zarr.Lister)
+	if !ok {
+		return nil, false
+	}
+	z, err := zarr.OpenArray(ctx, st, path)
+	if err != nil {
+		return nil, false
+	}
+	m := z.Metadata()
+	if !slices.Equal(m.Shape, want.Shape) || !slices.Equal(m.ChunkShape, want.ChunkShape) || m.DataType != want.DataType {
+		return nil, false
+	}
+	keys, err := l.List(ctx, path+"/c")
+	if err != nil {
+		return nil, false
+	}
+	return z, int64(len(keys)) == plan.Prod(z.GridShape())
+}
+
+// resumeDir is where intermediates that resumed computations can find live.
+func resumeDir(workDir string) string {
+	if workDir == "" {
+		workDir = os.TempDir()
+	}
+	return joinURL(workDir, "cubego-resume")
+}
+
+// removeUsed deletes the resumable intermediates a computation used.
+func (s *storage) removeUsed() error {
+	var first error
+	for _, p := range s.used {
+		if err := removeLocal(joinURL(s.interDir, p)); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // openExisting opens the existing array a is written into and records
