@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
 )
 
 // Options configure an execution. The zero value runs on a goroutine pool
@@ -360,7 +362,11 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if err != nil {
 		return 0, err
 	}
-	outShape := out.BlockShape(block)
+	lo, hi := op.OutputRange(block)
+	outShape := make([]int, len(lo))
+	for d := range lo {
+		outShape[d] = hi[d] - lo[d]
+	}
 	outBytes := int(plan.Prod(outShape)) * out.DType.Size()
 	buf := ta.Allocate(max(outBytes, z.ChunkBytes()))
 	outBlock := ops.Block{DType: out.DType, Shape: outShape, Data: buf[:outBytes]}
@@ -421,6 +427,9 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			return 0, err
 		}
 	}
+	if op.TaskBlocks != nil {
+		return 0, j.writeBlocks(ctx, ta, z, op, block, outShape, buf[:outBytes])
+	}
 	// Pad an edge block to the stored chunk shape in place (backwards, since
 	// every destination index is at least its source index).
 	chunk := z.Metadata().ChunkShape
@@ -432,6 +441,55 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		return 0, err
 	}
 	return 0, nil
+}
+
+// writeBlocks writes each output block of a task computed as one region
+// (shape, C order in data) to its chunk, through one chunk-sized buffer.
+func (j *job) writeBlocks(ctx context.Context, ta *taskAllocator, z *zarr.Array, op *plan.Op, task, shape []int, data []byte) error {
+	out := op.Output
+	elem := out.DType.Size()
+	chunk := z.Metadata().ChunkShape
+	chunkStrides := ops.CStrides(chunk)
+	srcStrides := ops.CStrides(shape)
+	buf := ta.Allocate(z.ChunkBytes())
+	defer ta.Free(buf)
+	b0, b1 := op.TaskBlockRange(task)
+	block := append([]int(nil), b0...)
+	offs := make([][]int, len(b0)) // element offset of each block within the task
+	for d := range b0 {
+		off := plan.Offsets(out.Chunks[d])
+		for b := b0[d]; b < b1[d]; b++ {
+			offs[d] = append(offs[d], off[b]-off[b0[d]])
+		}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		bs := out.BlockShape(block)
+		src := 0
+		for d := range block {
+			src += offs[d][block[d]-b0[d]] * srcStrides[d]
+		}
+		if !slices.Equal(bs, chunk) {
+			clear(buf)
+		}
+		ops.StridedCopy(elem, bs, buf, 0, chunkStrides, data, src, srcStrides)
+		if err := z.WriteChunk(ctx, j.storage.chunkCoords(out, block), buf); err != nil {
+			return err
+		}
+		d := len(block) - 1
+		for ; d >= 0; d-- {
+			block[d]++
+			if block[d] < b1[d] {
+				break
+			}
+			block[d] = b0[d]
+		}
+		if d < 0 {
+			return nil
+		}
+	}
 }
 
 func (j *job) chunkBytes(ctx context.Context, a *plan.Array) int {

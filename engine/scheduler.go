@@ -69,7 +69,7 @@ func (r *opRun) run(ctx context.Context) error {
 	opts := r.j.opts
 	r.msgs = make(chan copyMsg, 2*opts.BatchSize)
 	r.active = map[*task]struct{}{}
-	nb := r.o.Op.Output.NumBlocks()
+	nb := r.o.Op.TaskGrid()
 	next := make([]int, len(nb))
 	more := true
 	inflight := 0

@@ -73,40 +73,7 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 // CopyOnly reports whether the kernel copies input 0 unchanged into the
 // output, so the engine may read the input region straight into the output
 // buffer.
-func (t *TaskKernel) CopyOnly() bool {
-	k := t.op.Kernel
-	if k.Core == "reshape" {
-		return true
-	}
-	if k.Core != "map" || k.Exprs[0].Op != "input" || len(t.op.Inputs) != 1 {
-		return false
-	}
-	// The region must have the output's layout: no broadcast or transposed
-	// dimensions (dropped Const dimensions keep the layout), and output
-	// dimensions no input dimension runs along must have extent 1
-	// (newaxis), not be broadcast.
-	next := 0
-	covered := make([]bool, t.op.Output.NDim())
-	for _, m := range t.op.Inputs[0].Dims {
-		switch m.Kind {
-		case plan.Affine:
-			if m.Step == 0 || m.OutDim < next {
-				return false
-			}
-			next = m.OutDim + 1
-			covered[m.OutDim] = true
-		case plan.Const:
-		default:
-			return false
-		}
-	}
-	for d, c := range covered {
-		if !c && plan.MaxChunk(t.op.Output.Chunks[d]) > 1 {
-			return false
-		}
-	}
-	return true
-}
+func (t *TaskKernel) CopyOnly() bool { return t.op.CopiesInput() }
 
 // Step applies one iteration step.
 func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) error {

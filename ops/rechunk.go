@@ -8,8 +8,8 @@ import (
 	"github.com/cubego/cubego/zarr"
 )
 
-// Rechunk returns x with new chunks. Each task assembles one output block
-// from the input chunks it overlaps, one chunk at a time.
+// Rechunk returns x with new chunks, in one or two copy stages chosen as
+// Rechunker does (see rechunkStages).
 func Rechunk(x *plan.Array, chunks ChunkSpec) (*plan.Array, error) {
 	c, err := plan.NormalizeChunks(chunks, x.Shape, x.DType.Size(), autoLimit(x.Spec))
 	if err != nil {
@@ -27,10 +27,91 @@ func Rechunk(x *plan.Array, chunks ChunkSpec) (*plan.Array, error) {
 		}
 		return x, nil
 	}
-	out := plan.NewArray(x.Shape, x.DType, c, x.Spec)
+	return rechunkStages(x, c), nil
+}
+
+// rechunkStages plans the copies from x's chunks S to target chunks T.
+// A task reads whole source chunks and writes whole target chunks, so no
+// chunk is read more than once per stage:
+//
+//   - One stage when a copy region covering lcm(S, T) elements per
+//     dimension (TaskBlocks target blocks, a union of whole source chunks)
+//     fits the memory budget.
+//   - Otherwise two stages through intermediate chunks I = min(S, T) per
+//     dimension (x → I reads each source chunk once, writing the I blocks
+//     inside it; I → T assembles each target chunk from whole I chunks),
+//     when both stages fit.
+//   - Otherwise one stage of target blocks, each read from the source
+//     chunks it overlaps: bounded memory, at the cost of reading source
+//     chunks more than once.
+func rechunkStages(x *plan.Array, target [][]int) *plan.Array {
+	if plan.IsRegular(x.Chunks) && plan.IsRegular(target) {
+		s, t := x.ChunkShape(), chunkShapeOf(target)
+		if op := copyOp(x, target, taskBlocksFor(x.Shape, s, t)); op != nil {
+			return op
+		}
+		inter := make([]int, len(s))
+		for d := range s {
+			inter[d] = max(min(s[d], t[d]), 1)
+		}
+		ic := make([][]int, len(s))
+		for d, n := range x.Shape {
+			ic[d] = plan.RegularChunks(n, inter[d])
+		}
+		if mid := copyOp(x, ic, taskBlocksFor(x.Shape, s, inter)); mid != nil {
+			if out := copyOp(mid, target, taskBlocksFor(x.Shape, inter, t)); out != nil {
+				return out
+			}
+			unlink(mid)
+		}
+	}
+	out := plan.NewArray(x.Shape, x.DType, target, x.Spec)
 	plan.NewOp("rechunk", "rechunk", []plan.Input{{Array: x, Dims: plan.Identity(x.NDim())}}, out,
 		plan.Kernel{Core: "map", Exprs: []*plan.Expr{plan.InputExpr(0, x.DType)}})
-	return out, nil
+	return out
+}
+
+// copyOp returns a rechunk copy of x to chunks whose tasks each write
+// taskBlocks blocks, or nil when its projected memory is over budget.
+func copyOp(x *plan.Array, chunks [][]int, taskBlocks []int) *plan.Array {
+	out := plan.NewArray(x.Shape, x.DType, chunks, x.Spec)
+	op := plan.NewOp("rechunk", "rechunk", []plan.Input{{Array: x, Dims: plan.Identity(x.NDim())}}, out,
+		plan.Kernel{Core: "map", Exprs: []*plan.Expr{plan.InputExpr(0, x.DType)}})
+	for _, k := range taskBlocks {
+		if k > 1 {
+			op.TaskBlocks = taskBlocks
+			break
+		}
+	}
+	if plan.ProjectedMem(op) > x.Spec.AllowedMem {
+		unlink(out)
+		return nil
+	}
+	return out
+}
+
+// unlink drops an op that was planned but not used.
+func unlink(a *plan.Array) { a.Op = nil }
+
+// taskBlocksFor returns how many target blocks of size t along each
+// dimension make a copy region of lcm(s, t) elements (capped at the
+// dimension), which holds whole chunks of both sizes.
+func taskBlocksFor(shape, s, t []int) []int {
+	k := make([]int, len(s))
+	for d := range s {
+		sd, td := max(s[d], 1), max(t[d], 1)
+		e := min(lcm(sd, td), max(shape[d], 1))
+		k[d] = max((e+td-1)/td, 1)
+	}
+	return k
+}
+
+func chunkShapeOf(chunks [][]int) []int {
+	s := make([]int, len(chunks))
+	for d, c := range chunks {
+		s[d] = plan.MaxChunk(c)
+	}
+	return s
 }
 
 // ToZarr returns an array that, when computed, writes x to the Zarr array

@@ -48,7 +48,7 @@ func (p *Plan) Fuse() {
 		}
 		info := o
 		if cur != o.Op {
-			info = &OpInfo{Op: cur, NumTasks: cur.Output.NumTasks(), ProjectedMem: ProjectedMem(cur)}
+			info = &OpInfo{Op: cur, NumTasks: cur.NumTasks(), ProjectedMem: ProjectedMem(cur)}
 		}
 		producer[o.Op.Output] = info
 		kept = append(kept, info)

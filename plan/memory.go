@@ -42,10 +42,16 @@ func ProjectedMem(op *Op) int64 {
 	copies := CopiesFor(spec.WorkDir)
 	total := spec.ReservedMem + op.ExtraMem
 	var maxRegion int64
+	copiesInput := op.CopiesInput()
 	for i, in := range op.Inputs {
 		region := op.MaxInputRegionBytes(i)
 		maxRegion = max(maxRegion, region)
 		switch {
+		case copiesInput && in.Array.Virtual():
+			// Generated straight into the output buffer.
+		case copiesInput:
+			// Read into the output buffer one stored chunk at a time.
+			total += in.Array.ChunkBytes() * (1 + copies.Read)
 		case in.Array.Virtual():
 			total += region
 		case op.InputAligned(i):
@@ -56,6 +62,15 @@ func ProjectedMem(op *Op) int64 {
 	}
 	outBytes := op.Output.ChunkBytes()
 	total += outBytes * (1 + copies.Write)
+	if op.TaskBlocks != nil {
+		// A task's blocks are computed together in one buffer and written
+		// one chunk at a time from a chunk-sized copy.
+		super := int64(op.Output.DType.Size())
+		for d := range op.Output.NDim() {
+			super *= int64(op.maxOutExtent(d))
+		}
+		total += super
+	}
 	elem := int64(16) // temporaries are costed at the widest element size
 	switch op.Kernel.Core {
 	case "map":
@@ -72,6 +87,43 @@ func ProjectedMem(op *Op) int64 {
 		total += outBytes
 	}
 	return total
+}
+
+// CopiesInput reports whether a task's output block is exactly its one
+// input's region, laid out the same (reshape, rechunk, slicing, store), so
+// the engine reads the region straight into the output buffer: no
+// broadcast or transposed dimensions (dropped Const dimensions keep the
+// layout), and output dimensions no input dimension runs along have
+// extent 1 (newaxis).
+func (op *Op) CopiesInput() bool {
+	k := op.Kernel
+	if k.Core == "reshape" {
+		return true
+	}
+	if k.Core != "map" || len(k.Exprs) != 1 || k.Exprs[0].Op != "input" || len(op.Inputs) != 1 {
+		return false
+	}
+	next := 0
+	covered := make([]bool, op.Output.NDim())
+	for _, m := range op.Inputs[0].Dims {
+		switch m.Kind {
+		case Affine:
+			if m.Step == 0 || m.OutDim < next {
+				return false
+			}
+			next = m.OutDim + 1
+			covered[m.OutDim] = true
+		case Const:
+		default:
+			return false
+		}
+	}
+	for d, c := range covered {
+		if !c && op.maxOutExtent(d) > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 func minInputSize(op *Op) int {

@@ -22,6 +22,50 @@ type Op struct {
 	// ExtraMem is memory a task needs beyond its input regions, output
 	// block and expression temporaries (projected by Kernel).
 	ExtraMem int64
+	// TaskBlocks, when set, makes each task compute TaskBlocks[d]
+	// consecutive output blocks along each dimension d at once (and write
+	// them as separate chunks): a rechunk copy whose reads are whole source
+	// chunks. Task coordinates then index this coarser grid.
+	TaskBlocks []int
+}
+
+// TaskGrid returns the number of tasks along each dimension.
+func (op *Op) TaskGrid() []int {
+	nb := op.Output.NumBlocks()
+	if op.TaskBlocks == nil {
+		return nb
+	}
+	g := make([]int, len(nb))
+	for d, n := range nb {
+		g[d] = (n + op.TaskBlocks[d] - 1) / op.TaskBlocks[d]
+	}
+	return g
+}
+
+// NumTasks returns the number of tasks of the op.
+func (op *Op) NumTasks() int64 { return Prod(op.TaskGrid()) }
+
+// TaskBlockRange returns the output blocks [b0, b1) a task computes.
+func (op *Op) TaskBlockRange(task []int) (b0, b1 []int) {
+	b0 = make([]int, len(task))
+	b1 = make([]int, len(task))
+	for d, t := range task {
+		k := 1
+		if op.TaskBlocks != nil {
+			k = op.TaskBlocks[d]
+		}
+		b0[d], b1[d] = t*k, min((t+1)*k, len(op.Output.Chunks[d]))
+	}
+	return b0, b1
+}
+
+// maxOutExtent returns the largest extent of a task's output along d.
+func (op *Op) maxOutExtent(d int) int {
+	c := MaxChunk(op.Output.Chunks[d])
+	if op.TaskBlocks != nil {
+		c *= op.TaskBlocks[d]
+	}
+	return c
 }
 
 // Input binds an array to an op: Dims has one map per dimension of Array.
@@ -156,17 +200,23 @@ type Region struct {
 // Size returns the number of elements of the region.
 func (r Region) Size() int64 { return Prod(r.Count) }
 
-// OutputRange returns the element range [lo, hi) of an output block per dim.
-func (op *Op) OutputRange(block []int) (lo, hi []int) {
+// OutputRange returns the element range [lo, hi) per dimension of the
+// output a task computes: one block, or with TaskBlocks several.
+func (op *Op) OutputRange(task []int) (lo, hi []int) {
 	out := op.Output
-	lo = make([]int, len(block))
-	hi = make([]int, len(block))
-	for d, b := range block {
+	b0, b1 := op.TaskBlockRange(task)
+	lo = make([]int, len(task))
+	hi = make([]int, len(task))
+	for d := range task {
 		s := 0
-		for _, c := range out.Chunks[d][:b] {
+		for _, c := range out.Chunks[d][:b0[d]] {
 			s += c
 		}
-		lo[d], hi[d] = s, s+out.Chunks[d][b]
+		e := s
+		for _, c := range out.Chunks[d][b0[d]:b1[d]] {
+			e += c
+		}
+		lo[d], hi[d] = s, e
 	}
 	return lo, hi
 }
@@ -279,7 +329,7 @@ func (op *Op) MaxInputRegionBytes(i int) int64 {
 		switch m.Kind {
 		case Affine:
 			if m.Step != 0 {
-				n *= int64(MaxChunk(out.Chunks[m.OutDim]))
+				n *= int64(op.maxOutExtent(m.OutDim))
 			}
 		case Blocks:
 			n *= int64(MaxChunk(in.Array.Chunks[d]))

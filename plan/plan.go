@@ -57,7 +57,7 @@ func Build(outputs []*Array) (*Plan, error) {
 		}
 	}
 	for _, op := range ops {
-		p.Ops = append(p.Ops, &OpInfo{Op: op, NumTasks: op.Output.NumTasks(), ProjectedMem: ProjectedMem(op)})
+		p.Ops = append(p.Ops, &OpInfo{Op: op, NumTasks: op.NumTasks(), ProjectedMem: ProjectedMem(op)})
 	}
 	return p, nil
 }

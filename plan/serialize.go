@@ -53,12 +53,13 @@ type scalarJSON struct {
 }
 
 type opJSON struct {
-	Name     string      `json:"name"`
-	Func     string      `json:"func"`
-	Kind     string      `json:"kind"`
-	Inputs   []inputJSON `json:"inputs"`
-	Kernel   kernelJSON  `json:"kernel"`
-	ExtraMem int64       `json:"extra_mem"`
+	Name       string      `json:"name"`
+	Func       string      `json:"func"`
+	Kind       string      `json:"kind"`
+	Inputs     []inputJSON `json:"inputs"`
+	Kernel     kernelJSON  `json:"kernel"`
+	ExtraMem   int64       `json:"extra_mem"`
+	TaskBlocks []int       `json:"task_blocks,omitempty"`
 }
 
 type inputJSON struct {
@@ -184,7 +185,7 @@ func toGraph(outputs []*Array) (*graphJSON, error) {
 		if op := a.Op; op != nil {
 			k, ok := opIndex[op]
 			if !ok {
-				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem,
+				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks,
 					Kernel: kernelJSON{Core: op.Kernel.Core, Reduce: op.Kernel.Reduce, Axes: op.Kernel.Axes, FrameNDim: op.Kernel.FrameNDim,
 						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Indices: op.Kernel.Indices}}
 				for _, e := range op.Kernel.Exprs {
@@ -256,7 +257,7 @@ func Unmarshal(b []byte) ([]*Array, error) {
 					inputs = append(inputs, Input{Array: arrays[in.Array], Dims: in.Dims})
 				}
 				op = NewOp(oj.Func, oj.Kind, inputs, a, k)
-				op.Name, op.ExtraMem = oj.Name, oj.ExtraMem
+				op.Name, op.ExtraMem, op.TaskBlocks = oj.Name, oj.ExtraMem, oj.TaskBlocks
 				ops[aj.Op] = op
 			}
 			a.Op = op
