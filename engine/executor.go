@@ -206,10 +206,14 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	for i, o := range p.Ops {
 		index[o] = i
 	}
+	release := j.intermediateReleaser()
 	run := func(ctx context.Context, o *plan.OpInfo) error {
 		r, err := j.runOp(ctx, o)
 		st.Ops[index[o]] = OpStats{Name: o.Op.Name, Func: o.Op.Func, NumTasks: o.NumTasks,
 			ProjectedMem: o.ProjectedMem, PeakAllocated: r.peak, Backups: r.backups, Skipped: r.skipped}
+		if err == nil {
+			release(o)
+		}
 		return err
 	}
 	if opts.ComputeArraysInParallel {
@@ -241,6 +245,38 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	st.PeakRSS = peakRSS()
 	j.emit(Event{Type: ComputeEnd, ComputeID: j.id, Time: time.Now()})
 	return res, nil
+}
+
+// intermediateReleaser returns a function to call when an op has finished:
+// it deletes each intermediate the op read once no op still to run reads
+// it, so a computation holds on disk only the intermediates it still needs
+// (resumable computations keep theirs for the next try).
+func (j *job) intermediateReleaser() func(*plan.OpInfo) {
+	if j.opts.Resume {
+		return func(*plan.OpInfo) {}
+	}
+	outputs := map[*plan.Array]bool{}
+	for _, a := range j.plan.Outputs {
+		outputs[a] = true
+	}
+	readers := map[*plan.Array]int{}
+	for _, o := range j.plan.Ops {
+		for _, a := range o.Op.InputArrays() {
+			readers[a]++
+		}
+	}
+	var mu sync.Mutex
+	return func(o *plan.OpInfo) {
+		for _, a := range o.Op.InputArrays() {
+			mu.Lock()
+			readers[a]--
+			last := readers[a] == 0
+			mu.Unlock()
+			if last && a.Op != nil && a.Target == nil && !outputs[a] {
+				j.storage.remove(a)
+			}
+		}
+	}
 }
 
 // runStage runs the ops of one generation at the same time and returns the

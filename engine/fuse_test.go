@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/cubego/cubego/ops"
@@ -107,5 +108,31 @@ func TestElementwiseFusesIntoReduction(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestIntermediatesDeletedWhenNoLongerRead(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{8, 6}, []any{3, 4}, seq(48))
+	a, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+	b, _ := ops.Rechunk(a, []any{8, 2}) // reads a, which is then deleted
+	c, _ := ops.Reduce("sum", b, nil, false, nil, 0)
+	p, _ := plan.Build([]*plan.Array{c})
+	stored := func(name string) bool {
+		m, _ := filepath.Glob(filepath.Join(spec.WorkDir, "cubego-*", "compute-*", name, "zarr.json"))
+		return len(m) > 0
+	}
+	var aDuringSum, bDuringSum bool
+	res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+		if ev.Type == OperationStart && ev.Func == "sum" {
+			aDuringSum, bDuringSum = stored(a.Name), stored(b.Name)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	if aDuringSum || !bDuringSum {
+		t.Errorf("when the sum started: %s stored %v (want false), %s stored %v (want true)", a.Name, aDuringSum, b.Name, bDuringSum)
 	}
 }

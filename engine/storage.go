@@ -206,6 +206,18 @@ func resumeDir(workDir string) string {
 	return joinURL(workDir, "cubego-resume")
 }
 
+// remove deletes the intermediate holding a (local work dirs; object
+// store intermediates are left to the bucket's lifecycle rules).
+func (s *storage) remove(a *plan.Array) {
+	s.mu.Lock()
+	_, ok := s.arrays[a]
+	delete(s.arrays, a)
+	s.mu.Unlock()
+	if ok {
+		_ = removeLocal(joinURL(s.interDir, a.Name))
+	}
+}
+
 // removeUsed deletes the resumable intermediates a computation used.
 func (s *storage) removeUsed() error {
 	var first error
