@@ -33,7 +33,7 @@ type job struct {
 // The option keys of cg_compute_start and cg_plan (docs/capi.md).
 var (
 	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
-		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume"}
+		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume", "intermediate_mem"}
 	planKeys = []string{"optimize_graph", "dot"}
 )
 
@@ -98,6 +98,9 @@ func computeOptions(a args) (engine.Options, error) {
 		return o, err
 	}
 	if o.Resume, err = a.boolean("resume", false); err != nil {
+		return o, err
+	}
+	if o.IntermediateMem, err = a.int64("intermediate_mem", 0); err != nil {
 		return o, err
 	}
 	return o, nil

@@ -50,6 +50,11 @@ type Options struct {
 	// computation leaves them for the next try; a successful one removes
 	// the ones it used.
 	Resume bool
+	// IntermediateMem, when positive, keeps intermediates in memory while
+	// their stored bytes together fit it (they are freed as soon as no op
+	// still to run reads them); the others go to the work dir. This memory
+	// is on top of the tasks' process budget.
+	IntermediateMem int64
 }
 
 // DefaultRetries is the number of extra attempts of a failed task.
@@ -179,6 +184,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	start := time.Now()
 	dir := joinURL(contextDir(p.Spec.WorkDir), fmt.Sprintf("compute-%03d", computeCounter.Add(1)))
 	storage := newStorage(dir)
+	storage.memBudget = opts.IntermediateMem
 	if opts.Resume {
 		dir = resumeDir(p.Spec.WorkDir)
 		storage = newStorage(dir)

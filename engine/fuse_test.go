@@ -136,3 +136,43 @@ func TestIntermediatesDeletedWhenNoLongerRead(t *testing.T) {
 		t.Errorf("when the sum started: %s stored %v (want false), %s stored %v (want true)", a.Name, aDuringSum, b.Name, bDuringSum)
 	}
 }
+
+func TestIntermediatesInMemoryWithinBudget(t *testing.T) {
+	for _, budget := range []int64{1 << 20, 400} {
+		spec := testSpec(t)
+		x := literal(t, spec, []int{8, 6}, []any{3, 4}, seq(48))
+		a, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+		b, _ := ops.Rechunk(a, []any{8, 2})
+		c, _ := ops.Reduce("sum", b, []int{0}, false, nil, 0)
+		p, _ := plan.Build([]*plan.Array{c})
+		var onDisk []string
+		res, err := Execute(context.Background(), p, Options{IntermediateMem: budget}, func(ev Event) {
+			if ev.Type == OperationEnd {
+				m, _ := filepath.Glob(filepath.Join(spec.WorkDir, "cubego-*", "compute-*", "*", "zarr.json"))
+				onDisk = append(onDisk, m...)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, c.NBytes())
+		if err := res.Read(context.Background(), 0, buf); err != nil {
+			t.Fatal(err)
+		}
+		res.Close()
+		for j, g := range toFloats(c.DType, buf) {
+			want := 0.0
+			for i := range 8 {
+				want -= float64(i*6 + j)
+			}
+			if g != want {
+				t.Fatalf("budget %d: sum[%d] = %v, want %v", budget, j, g, want)
+			}
+		}
+		// 384-byte intermediates: all fit 1 MiB; with 400 bytes one fits
+		// and the next goes to disk.
+		if budget > 1000 && len(onDisk) != 0 || budget < 1000 && len(onDisk) == 0 {
+			t.Errorf("budget %d: intermediates on disk %v", budget, onDisk)
+		}
+	}
+}

@@ -31,17 +31,28 @@ type storage struct {
 	// the process; used lists the ones this computation used.
 	resume bool
 	used   []string
+	// Intermediates kept in memory while they fit memBudget (bytes).
+	memBudget, memUsed int64
+	memStore           zarr.Store
+	inMemory           map[*plan.Array]int64
 }
+
+// memIntermediates names the store of in-memory intermediates.
+const memIntermediates = "cubego-memory:"
 
 // openStore opens a store by URL; tests replace it to inject faults.
 var openStore = zarr.OpenStore
 
 func newStorage(interDir string) *storage {
 	return &storage{stores: map[string]zarr.Store{}, arrays: map[*plan.Array]*zarr.Array{},
-		offsets: map[*plan.Array][]int{}, interDir: interDir}
+		offsets: map[*plan.Array][]int{}, interDir: interDir,
+		memStore: zarr.NewMemoryStore(), inMemory: map[*plan.Array]int64{}}
 }
 
 func (s *storage) store(ctx context.Context, ref *plan.ZarrRef) (zarr.Store, error) {
+	if ref.Store == memIntermediates {
+		return s.memStore, nil
+	}
 	key := ref.Store
 	if len(ref.StorageOptions) > 0 {
 		b, _ := json.Marshal(ref.StorageOptions)
@@ -123,6 +134,15 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 			for i, c := range chunk {
 				meta.Shape[i] = c * len(a.Chunks[i])
 			}
+		}
+		if n := plan.Prod(chunk) * plan.Prod(a.NumBlocks()) * int64(a.DType.Size()); !s.resume && s.memBudget > 0 {
+			s.mu.Lock()
+			if s.memUsed+n <= s.memBudget {
+				s.memUsed += n
+				s.inMemory[a] = n
+				ref.Store, ref.StorageOptions, ref.Compressors = memIntermediates, nil, nil
+			}
+			s.mu.Unlock()
 		}
 	}
 	if err := encodingOf(ref, &meta); err != nil {
@@ -212,8 +232,20 @@ func (s *storage) remove(a *plan.Array) {
 	s.mu.Lock()
 	_, ok := s.arrays[a]
 	delete(s.arrays, a)
+	n, inMemory := s.inMemory[a]
+	delete(s.inMemory, a)
 	s.mu.Unlock()
-	if ok {
+	switch {
+	case inMemory:
+		ctx := context.Background()
+		keys, _ := s.memStore.(zarr.Lister).List(ctx, a.Name+"/")
+		for _, k := range keys {
+			_ = s.memStore.Delete(ctx, k)
+		}
+		s.mu.Lock()
+		s.memUsed -= n
+		s.mu.Unlock()
+	case ok:
 		_ = removeLocal(joinURL(s.interDir, a.Name))
 	}
 }
