@@ -64,8 +64,14 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 		if len(k.Axes) != 1 {
 			return nil, fmt.Errorf("ops: %s kernel of %s needs one axis", k.Core, op)
 		}
+	case "python": // a Python function (pyfunc.go)
+		if err := checkPython(op); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
+		if _, ok := blockFuncs[k.Core]; !ok {
+			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
+		}
 	}
 	return &TaskKernel{op: op}, nil
 }
@@ -108,6 +114,8 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		return chunkFunc(k, out, ins[0])
 	case "take", "searchsorted_left", "searchsorted_right", "isin":
 		return t.foldStep(out, ins, first)
+	case "python": // a Python function (pyfunc.go)
+		return t.pythonStep(out, ins, first)
 	case "matmul":
 		a, relA, err := evalOperand(alloc, k.Exprs[0], ins)
 		if err != nil {
@@ -120,6 +128,10 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		}
 		defer relB()
 		return matmulStep(out, a, b, t.op.Inputs[0].Array.NDim(), t.op.Inputs[1].Array.NDim(), first)
+	default:
+		if f, ok := blockFuncs[k.Core]; ok {
+			return f(k, out, ins)
+		}
 	}
 	return nil
 }

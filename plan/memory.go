@@ -149,6 +149,10 @@ func (op *Op) InputAligned(i int) bool {
 			}
 		case Scaled, BlockIndex:
 			return false
+		case Ranges:
+			if !rangesAreBlocks(m.Ranges, in.Array.Chunks[d]) {
+				return false
+			}
 		case Const:
 			if len(in.Array.Chunks[d]) != 1 || in.Array.Shape[d] != 1 {
 				return false

@@ -98,6 +98,12 @@ const (
 	// BlockIndex: the single input element whose index is the output
 	// block's index along OutDim (per-block values such as scan carries).
 	BlockIndex
+	// Ranges: the input elements Ranges[b] = [lo, hi) where b is the output
+	// block's index along OutDim: any per-block range, such as the input
+	// block with the output block's index when the two chunkings differ
+	// (map_blocks with new chunks), or a block extended by its neighbours'
+	// elements (map_overlap).
+	Ranges
 )
 
 // DimMap maps an output block to the range of one input dimension.
@@ -113,6 +119,9 @@ type DimMap struct {
 	// Frame is, for reduce kernels, the dimension of the folded operand
 	// that this input dimension runs along (Affine with Step ≠ 0, Blocks).
 	Frame int
+	// Ranges are, for the Ranges kind, the input range [lo, hi) read for
+	// each output block along OutDim.
+	Ranges [][2]int `json:",omitempty"`
 }
 
 // Identity returns the maps of an input read at the output's own positions.
@@ -133,7 +142,8 @@ type Kernel struct {
 	// clipped to the input, copied to its place: concat, pad), "reshape"
 	// (the one input's region has the output block's bytes), or a chunk
 	// function along Axes[0] of the one input: "cumsum", "cumprod",
-	// "sort", "argsort" (Descending, stable).
+	// "sort", "argsort" (Descending, stable), or "python" (a Python
+	// function, PyFunc, computes the block from the regions).
 	Core   string
 	Exprs  []*Expr
 	Reduce string
@@ -146,6 +156,15 @@ type Kernel struct {
 	// Indices are a take's source positions along Axes[0], one per output
 	// element along that axis.
 	Indices []int64
+
+	// The "python" core calls a Python function per task step (see
+	// ops.PythonCallback): PyFunc is the function as Python serialised it
+	// (cloudpickle; opaque to Go), PyKey the hex SHA-256 of PyFunc, by
+	// which Python caches the unpickled function, and PyMeta a JSON object
+	// describing it for people (the user function's name).
+	PyFunc []byte
+	PyKey  string
+	PyMeta string
 }
 
 // Expr is an elementwise expression over an op's inputs.
@@ -283,6 +302,9 @@ func (op *Op) InputRegion(i int, block, step []int) Region {
 			r.Start[d], r.Step[d], r.Count[d] = a, 1, b-a
 		case BlockIndex:
 			r.Start[d], r.Step[d], r.Count[d] = block[m.OutDim], 1, 1
+		case Ranges:
+			rg := m.Ranges[block[m.OutDim]]
+			r.Start[d], r.Step[d], r.Count[d] = rg[0], 1, rg[1]-rg[0]
 		}
 	}
 	return r
@@ -337,9 +359,35 @@ func (op *Op) MaxInputRegionBytes(i int) int64 {
 			n *= int64(in.Array.Shape[d])
 		case Scaled:
 			n *= int64((MaxChunk(out.Chunks[m.OutDim])*m.Num + m.Den - 1) / m.Den)
+		case Ranges:
+			n *= int64(maxRange(m.Ranges))
 		}
 	}
 	return n
+}
+
+func maxRange(rs [][2]int) int {
+	m := 0
+	for _, r := range rs {
+		m = max(m, r[1]-r[0])
+	}
+	return m
+}
+
+// rangesAreBlocks reports whether per-block ranges are exactly the blocks
+// of chunks, in order.
+func rangesAreBlocks(rs [][2]int, chunks []int) bool {
+	if len(rs) != len(chunks) {
+		return false
+	}
+	off := 0
+	for b, c := range chunks {
+		if rs[b] != [2]int{off, off + c} {
+			return false
+		}
+		off += c
+	}
+	return true
 }
 
 // check verifies that the op's maps fit its arrays, so that computing
@@ -365,6 +413,11 @@ func (op *Op) check() error {
 				bad = m.OutDim < 0 || m.OutDim >= nout || m.Num < 1 || m.Den < 1
 			case BlockIndex:
 				bad = m.OutDim < 0 || m.OutDim >= nout
+			case Ranges:
+				bad = m.OutDim < 0 || m.OutDim >= nout || len(m.Ranges) != len(op.Output.Chunks[m.OutDim])
+				for _, r := range m.Ranges {
+					bad = bad || r[0] < 0 || r[1] < r[0] || r[1] > in.Array.Shape[d]
+				}
 			default:
 				bad = true
 			}
@@ -375,6 +428,10 @@ func (op *Op) check() error {
 	}
 	return nil
 }
+
+// Check verifies that the op's maps fit its arrays, for builders of ops
+// from untrusted descriptions (Build checks every op again).
+func (op *Op) Check() error { return op.check() }
 
 // InputArrays returns the arrays an op reads, without repeats.
 func (op *Op) InputArrays() []*Array {

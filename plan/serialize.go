@@ -76,6 +76,11 @@ type kernelJSON struct {
 	Fill       scalarJSON  `json:"fill"`
 	Descending bool        `json:"descending,omitempty"`
 	Indices    []int64     `json:"indices,omitempty"`
+	// The "python" core's function (base64 in JSON) and its key and
+	// description.
+	PyFunc []byte `json:"py_func,omitempty"`
+	PyKey  string `json:"py_key,omitempty"`
+	PyMeta string `json:"py_meta,omitempty"`
 }
 
 type exprJSON struct {
@@ -187,7 +192,8 @@ func toGraph(outputs []*Array) (*graphJSON, error) {
 			if !ok {
 				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks,
 					Kernel: kernelJSON{Core: op.Kernel.Core, Reduce: op.Kernel.Reduce, Axes: op.Kernel.Axes, FrameNDim: op.Kernel.FrameNDim,
-						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Indices: op.Kernel.Indices}}
+						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Indices: op.Kernel.Indices,
+						PyFunc: op.Kernel.PyFunc, PyKey: op.Kernel.PyKey, PyMeta: op.Kernel.PyMeta}}
 				for _, e := range op.Kernel.Exprs {
 					oj.Kernel.Exprs = append(oj.Kernel.Exprs, toExprJSON(e))
 				}
@@ -245,7 +251,11 @@ func Unmarshal(b []byte) ([]*Array, error) {
 			if op == nil {
 				oj := g.Ops[aj.Op]
 				k := Kernel{Core: oj.Kernel.Core, Reduce: oj.Kernel.Reduce, Axes: oj.Kernel.Axes, FrameNDim: oj.Kernel.FrameNDim,
-					Fill: oj.Kernel.Fill.scalar(), Descending: oj.Kernel.Descending, Indices: oj.Kernel.Indices}
+					Fill: oj.Kernel.Fill.scalar(), Descending: oj.Kernel.Descending, Indices: oj.Kernel.Indices,
+					PyFunc: oj.Kernel.PyFunc, PyKey: oj.Kernel.PyKey, PyMeta: oj.Kernel.PyMeta}
+				if k.PyKey != "" && k.PyKey != PyKeyOf(k.PyFunc) {
+					return nil, Errorf(ErrValue, "invalid array graph: the Python function of op %s does not match its key", oj.Name)
+				}
 				for _, e := range oj.Kernel.Exprs {
 					k.Exprs = append(k.Exprs, e.expr())
 				}
@@ -280,6 +290,12 @@ func Unmarshal(b []byte) ([]*Array, error) {
 		}
 	}
 	return outs, nil
+}
+
+// PyKeyOf returns the key of a serialised Python function: its hex SHA-256.
+func PyKeyOf(payload []byte) string {
+	h := sha256.Sum256(payload)
+	return hex.EncodeToString(h[:])
 }
 
 // Key returns a stable identifier of what an array computes: a hash of its

@@ -1,0 +1,292 @@
+package main
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+
+// The Python callback of docs/capi.md ("Python functions").
+typedef int32_t (*cg_python_callback)(const char *key, const uint8_t *payload, int64_t payload_len,
+	const char *task_json, int64_t n_inputs, void **in_ptrs, const int64_t *in_nbytes,
+	void *out_ptr, int64_t out_nbytes, char *err_buf, int64_t err_cap);
+
+// Go cannot call a C function pointer: this trampoline does.
+static inline int32_t cg_call_python(void *fn, const char *key, const uint8_t *payload, int64_t payload_len,
+	const char *task_json, int64_t n_inputs, void **in_ptrs, const int64_t *in_nbytes,
+	void *out_ptr, int64_t out_nbytes, char *err_buf, int64_t err_cap) {
+	return ((cg_python_callback)fn)(key, payload, payload_len, task_json, n_inputs, in_ptrs, in_nbytes,
+		out_ptr, out_nbytes, err_buf, err_cap);
+}
+*/
+import "C"
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// pythonErrCap is the size of the buffer a failing Python callback writes
+// its message into (longer messages are cut; Python keeps the exception).
+const pythonErrCap = 4096
+
+// pyCallback holds the C function pointer Python registered.
+type pyCallback struct{ fn unsafe.Pointer }
+
+var (
+	pythonCallback atomic.Pointer[pyCallback]
+	// pythonCalls counts the calls into Python under way.
+	pythonCalls atomic.Int64
+	// The calls into Python so far and the time they took (cg_python_stats).
+	pythonCallsDone, pythonNanos atomic.Int64
+)
+
+// pythonDrainTimeout bounds how long unregistering the callback waits for
+// the calls under way (a Python function may block forever).
+const pythonDrainTimeout = 10 * time.Second
+
+func init() { ops.PythonCallback = callPython }
+
+// cg_set_python_callback registers the Python callback, or with NULL
+// unregisters it and waits for the calls under way to return, so that an
+// interpreter shutting down is not called into afterwards. Python calls it
+// through ctypes.CDLL, which releases the GIL, so those calls can finish.
+//
+//export cg_set_python_callback
+func cg_set_python_callback(fn unsafe.Pointer) (status C.int32_t) {
+	defer guard(&status, nil)
+	if fn != nil {
+		pythonCallback.Store(&pyCallback{fn: fn})
+		return statusOK
+	}
+	pythonCallback.Store(nil)
+	deadline := time.Now().Add(pythonDrainTimeout)
+	for pythonCalls.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return statusOK
+}
+
+// cg_python_stats reports the calls into Python so far and the time they
+// took in all (from the call to its return: entering Python, waiting for
+// the GIL, the function itself and copying its result).
+//
+//export cg_python_stats
+func cg_python_stats(calls *C.int64_t, nanos *C.int64_t) (status C.int32_t) {
+	defer guard(&status, nil)
+	*calls = C.int64_t(pythonCallsDone.Load())
+	*nanos = C.int64_t(pythonNanos.Load())
+	return statusOK
+}
+
+// taskJSON is the task description a Python callback receives.
+type taskJSON struct {
+	Op     string       `json:"op"`
+	Func   string       `json:"func"`
+	Array  string       `json:"array"`
+	Block  []int        `json:"block"`
+	Step   []int        `json:"step,omitempty"`
+	First  bool         `json:"first"`
+	Inputs []regionJSON `json:"inputs"`
+	Output regionJSON   `json:"output"`
+}
+
+type regionJSON struct {
+	Start []int  `json:"start"`
+	Shape []int  `json:"shape"`
+	DType string `json:"dtype"`
+}
+
+// callPython is ops.PythonCallback: it calls the registered C function
+// pointer with views of the task's buffers.
+func callPython(k *plan.Kernel, task ops.TaskInfo, ins []ops.Block, out ops.Block) error {
+	pythonCalls.Add(1) // before loading the callback: see cg_set_python_callback
+	defer pythonCalls.Add(-1)
+	cb := pythonCallback.Load()
+	if cb == nil {
+		return errors.New("capi: no Python callback is registered (Python functions run only in a Python process that loaded cubego)")
+	}
+	t := taskJSON{Op: task.Op, Func: task.Func, Array: task.Array, Block: nonNilInts(task.Block), Step: task.Step,
+		First: task.First, Inputs: make([]regionJSON, len(ins)),
+		Output: regionJSON{Start: nonNilInts(task.OutputStart), Shape: nonNilInts(out.Shape), DType: out.DType.String()}}
+	for i, b := range ins {
+		t.Inputs[i] = regionJSON{Start: nonNilInts(task.InputStarts[i]), Shape: nonNilInts(b.Shape), DType: b.DType.String()}
+	}
+	tj, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	tj = append(tj, 0)
+	key := append([]byte(k.PyKey), 0)
+
+	// The buffers are C memory from the engine's allocator; pinning makes
+	// passing them legal whatever memory they are.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	n := len(ins)
+	ptrs := make([]unsafe.Pointer, max(n, 1))
+	sizes := make([]C.int64_t, max(n, 1))
+	for i, b := range ins {
+		if len(b.Data) > 0 {
+			pin.Pin(&b.Data[0])
+			ptrs[i] = unsafe.Pointer(&b.Data[0])
+			sizes[i] = C.int64_t(len(b.Data))
+		}
+	}
+	var outPtr unsafe.Pointer
+	if len(out.Data) > 0 {
+		pin.Pin(&out.Data[0])
+		outPtr = unsafe.Pointer(&out.Data[0])
+	}
+	errBuf := make([]byte, pythonErrCap)
+	start := time.Now()
+	st := C.cg_call_python(cb.fn, (*C.char)(unsafe.Pointer(&key[0])),
+		(*C.uint8_t)(unsafe.Pointer(&k.PyFunc[0])), C.int64_t(len(k.PyFunc)),
+		(*C.char)(unsafe.Pointer(&tj[0])), C.int64_t(n), &ptrs[0], &sizes[0],
+		outPtr, C.int64_t(len(out.Data)), (*C.char)(unsafe.Pointer(&errBuf[0])), C.int64_t(len(errBuf)))
+	pythonNanos.Add(int64(time.Since(start)))
+	pythonCallsDone.Add(1)
+	if st == 0 {
+		return nil
+	}
+	msg := errBuf
+	if i := bytes.IndexByte(msg, 0); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) == 0 {
+		msg = []byte(fmt.Sprintf("the Python callback failed with status %d", int32(st)))
+	}
+	return fmt.Errorf("%w: %s", ops.ErrPythonFunction, msg)
+}
+
+func nonNilInts(x []int) []int {
+	if x == nil {
+		return []int{}
+	}
+	return x
+}
+
+// pythonOpArgs are the arguments of cg_python_op (docs/capi.md).
+type pythonOpArgs struct {
+	Func     string          `json:"func"`
+	Shape    []int           `json:"shape"`
+	DType    string          `json:"dtype"`
+	Chunks   [][]int         `json:"chunks"`
+	Spec     json.RawMessage `json:"spec"`
+	Maps     [][]dimMapJSON  `json:"maps"`
+	Meta     json.RawMessage `json:"meta"`
+	ExtraMem int64           `json:"extra_mem"`
+}
+
+// dimMapJSON is one input dimension's map.
+type dimMapJSON struct {
+	Kind     string   `json:"kind"`
+	OutDim   *int     `json:"out_dim"`
+	Start    int      `json:"start"`
+	Step     int      `json:"step"`
+	Index    int      `json:"index"`
+	Factor   int      `json:"factor"`
+	IterAxis int      `json:"iter_axis"`
+	Ranges   [][2]int `json:"ranges"`
+}
+
+func (m dimMapJSON) dimMap() (plan.DimMap, error) {
+	out := -1
+	if m.OutDim != nil {
+		out = *m.OutDim
+	}
+	needsOut := func() error {
+		if m.OutDim == nil {
+			return plan.Errorf(plan.ErrValue, "a %q dimension map needs out_dim", m.Kind)
+		}
+		return nil
+	}
+	switch m.Kind {
+	case "affine":
+		if m.Step != 0 {
+			if err := needsOut(); err != nil {
+				return plan.DimMap{}, err
+			}
+		}
+		return plan.DimMap{Kind: plan.Affine, OutDim: out, Start: m.Start, Step: m.Step}, nil
+	case "const":
+		return plan.DimMap{Kind: plan.Const, Index: m.Index}, nil
+	case "full":
+		return plan.DimMap{Kind: plan.Full, OutDim: out}, nil
+	case "blocks":
+		return plan.DimMap{Kind: plan.Blocks, OutDim: out, Factor: m.Factor, IterAxis: m.IterAxis}, nil
+	case "block_index":
+		return plan.DimMap{Kind: plan.BlockIndex, OutDim: out}, needsOut()
+	case "ranges":
+		return plan.DimMap{Kind: plan.Ranges, OutDim: out, Ranges: m.Ranges}, needsOut()
+	}
+	return plan.DimMap{}, plan.Errorf(plan.ErrValue, "unknown dimension map kind %q", m.Kind)
+}
+
+//export cg_python_op
+func cg_python_op(argsJSON *C.char, payload unsafe.Pointer, payloadLen C.int64_t, inputs *C.uint64_t, n C.int64_t,
+	result **C.char, errOut **C.char) (status C.int32_t) {
+	defer guard(&status, errOut)
+	err := func() error {
+		text := C.GoString(argsJSON)
+		d := json.NewDecoder(bytes.NewReader([]byte(text)))
+		d.DisallowUnknownFields()
+		var a pythonOpArgs
+		if err := d.Decode(&a); err != nil {
+			return plan.Errorf(plan.ErrValue, "invalid python_op arguments: %v", err)
+		}
+		in, err := arraysOf(inputs, n)
+		if err != nil {
+			return err
+		}
+		if len(a.Maps) != len(in) {
+			return plan.Errorf(plan.ErrValue, "python_op has %d inputs but %d lists of dimension maps", len(in), len(a.Maps))
+		}
+		bound := make([]plan.Input, len(in))
+		for i, x := range in {
+			dims := make([]plan.DimMap, len(a.Maps[i]))
+			for j, m := range a.Maps[i] {
+				if dims[j], err = m.dimMap(); err != nil {
+					return err
+				}
+			}
+			bound[i] = plan.Input{Array: x, Dims: dims}
+		}
+		dt, err := ops.ParseDType(a.DType)
+		if err != nil {
+			return err
+		}
+		var spec *plan.Spec
+		if len(a.Spec) > 0 && string(a.Spec) != "null" {
+			sa, err := parseArgs(`{"spec":` + string(a.Spec) + `}`)
+			if err != nil {
+				return err
+			}
+			if spec, err = sa.spec(); err != nil {
+				return err
+			}
+		}
+		meta := ""
+		if len(a.Meta) > 0 && string(a.Meta) != "null" {
+			meta = string(a.Meta)
+		}
+		f := ops.PythonFunc{Payload: append([]byte(nil), goBytes(payload, payloadLen)...), Meta: meta}
+		name := a.Func
+		if name == "" {
+			name = "python"
+		}
+		out, err := ops.PythonBlockwise(name, bound, nonNilInts(a.Shape), dt, a.Chunks, spec, f, a.ExtraMem)
+		if err != nil {
+			return err
+		}
+		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+	}()
+	return setError(err, errOut)
+}
