@@ -19,7 +19,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml _build/backend.py
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --upgrade pip
-	$(VPY) -m pip install -e '.[test]'
+	$(VPY) -m pip install -e '.[test,diagnostics]'
 	touch $@
 
 ## lib: rebuild the Go library of the editable install (after editing Go code)

@@ -195,9 +195,9 @@ func nonNil(x []int) []int {
 }
 
 // nbytesRead returns the bytes of input k that all the op's tasks read
-// together: per input dimension, the elements read across the output
-// blocks along the output dimension it follows (or the whole dimension for
-// a fold), times the number of output blocks along output dimensions the
+// together: per input dimension, the elements read summed over the output
+// blocks along the output dimension it follows (the whole dimension for a
+// fold), times the number of output blocks along output dimensions the
 // input does not follow, since each of those tasks reads it again.
 func (op *Op) nbytesRead(k int) int64 {
 	in := op.Inputs[k]
@@ -207,18 +207,36 @@ func (op *Op) nbytesRead(k int) int64 {
 	}
 	n := int64(in.Array.DType.Size())
 	follows := make([]bool, out.NDim())
+	follow := func(d int) {
+		if d >= 0 && d < len(follows) {
+			follows[d] = true
+		}
+	}
 	for d, m := range in.Dims {
 		switch m.Kind {
 		case Affine:
 			if m.Step != 0 {
 				n *= int64(out.Shape[m.OutDim])
-				follows[m.OutDim] = true
+				follow(m.OutDim)
 			}
 		case Blocks:
 			n *= int64(in.Array.Shape[d])
-			if m.OutDim >= 0 {
-				follows[m.OutDim] = true
+			follow(m.OutDim)
+		case Full:
+			n *= int64(in.Array.Shape[d]) // by every task
+		case Scaled:
+			n *= int64(out.Shape[m.OutDim]) * int64(m.Num) / int64(max(m.Den, 1))
+			follow(m.OutDim)
+		case BlockIndex:
+			n *= int64(len(out.Chunks[m.OutDim]))
+			follow(m.OutDim)
+		case Ranges:
+			total := 0
+			for _, r := range m.Ranges {
+				total += r[1] - r[0]
 			}
+			n *= int64(total)
+			follow(m.OutDim)
 		}
 	}
 	for o, f := range follows {

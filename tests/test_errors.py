@@ -139,8 +139,8 @@ def test_unknown_executor(spec):
         x.compute(executor="no-such-executor")
 
 
-def test_callbacks_not_supported(spec):
-    with pytest.raises(NotImplementedError):
+def test_callbacks_must_be_callbacks(spec):
+    with pytest.raises(TypeError, match="Callback"):
         cubego.ones((3,), spec=spec).compute(callbacks=[object()])
 
 

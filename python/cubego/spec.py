@@ -91,14 +91,17 @@ class Spec:
         with a unit (``"2GB"``, ``"100MB"``, ``"1GiB"``, ``"1.5GB"``). Default ``2GB``.
         ``compute()`` refuses a plan with an op projected to need more.
     reserved_mem : int or str, default 0
-        Memory a worker uses before it holds any chunk. Arrays created without a
-        ``spec=`` use the default spec: ``allowed_mem="2GB"``, ``reserved_mem="100MB"``.
+        Memory a worker uses before it holds any chunk (see
+        :func:`cubego.measure_reserved_mem`). Arrays created without a ``spec=`` use
+        the spec of :mod:`cubego.config`: by default ``allowed_mem="2GB"``,
+        ``reserved_mem="100MB"``.
     executor : object, optional
         An executor; its ``name`` (or the string itself) selects how tasks run.
     executor_name : str, optional
         ``"threads"`` (the default, an in-process pool) or ``"single-threaded"``.
     executor_options : dict, optional
-        Options for the executor, e.g. ``max_workers`` and ``retries``.
+        Options for the executor: ``max_workers``, ``retries``, ``batch_size``,
+        ``use_backups``, ``compute_arrays_in_parallel`` (docs/execution.md).
     storage_options : dict, optional
         Options for opening the object store of ``work_dir`` (fsspec-style:
         ``endpoint_url``, ``region``, ``key``, ``secret``, ``anon``...).
@@ -246,15 +249,14 @@ class Spec:
         }
 
 
-_default_spec: Spec | None = None
-
-
 def default_spec() -> Spec:
-    """The spec of arrays created without ``spec=``: 2GB allowed, 100MB reserved."""
-    global _default_spec
-    if _default_spec is None:
-        _default_spec = Spec(allowed_mem=DEFAULT_ALLOWED_MEM, reserved_mem=DEFAULT_RESERVED_MEM)
-    return _default_spec
+    """The spec of arrays created without ``spec=``: built from ``cubego.config``.
+
+    By default ``allowed_mem="2GB"``, ``reserved_mem="100MB"`` (see :mod:`cubego.config`).
+    """
+    from .config import spec_from_config
+
+    return spec_from_config()
 
 
 def resolve(spec: Spec | None) -> Spec:

@@ -1,0 +1,30 @@
+"""Diagnostics: callbacks that show, record and check a running computation.
+
+* :class:`ProgressBar` (tqdm): one progress row per operation, e.g. ``op-003 add 4/4``.
+* :class:`HistoryCallback`: CSV files of the plan, every task and per-operation
+  memory statistics under ``history/<compute_id>/``.
+* :class:`TimelineVisualizationCallback`, :class:`MemoryVisualizationCallback`
+  (matplotlib): ``timeline.svg`` and ``memory.svg`` (or ``.png``) there too.
+* :class:`MemoryWarningCallback`: warns when measured memory passed the budget.
+
+The optional dependencies come with ``pip install 'cubego[diagnostics]'``; they
+are imported when a callback is created, never by ``import cubego``.
+
+>>> from cubego.diagnostics import ProgressBar
+>>> x.compute(callbacks=[ProgressBar()])  # doctest: +SKIP
+"""
+
+from .history import HistoryCallback
+from .mem_warn import MemoryWarningCallback
+from .memory import MemoryVisualizationCallback
+from .progress import ProgressBar, TqdmProgressBar
+from .timeline import TimelineVisualizationCallback
+
+__all__ = [
+    "HistoryCallback",
+    "MemoryVisualizationCallback",
+    "MemoryWarningCallback",
+    "ProgressBar",
+    "TimelineVisualizationCallback",
+    "TqdmProgressBar",
+]
