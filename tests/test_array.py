@@ -303,9 +303,15 @@ def test_unsupported_operands(spec):
     assert (x != None) is True  # noqa: E711
 
 
-def test_copies_are_the_array(spec):
+def test_copies_share_the_data_but_not_in_place_updates(spec):
+    """Copies are new Array objects for the same lazy data (nothing is copied); since
+    in-place operators rebind an Array object, updating a copy leaves the original."""
     import copy
 
     x = cubego.ones((2,), spec=spec)
-    assert copy.copy(x) is x
-    assert copy.deepcopy([x])[0] is x
+    for y in (copy.copy(x), copy.deepcopy([x])[0]):
+        assert y is not x
+        np.testing.assert_array_equal(y.compute(), x.compute())
+        y += 1
+        np.testing.assert_array_equal(x.compute(), np.ones(2))
+        np.testing.assert_array_equal(y.compute(), np.full(2, 2.0))

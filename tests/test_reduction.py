@@ -54,15 +54,14 @@ def test_reduction(spec, name, dtype, shape, chunks):
     x = cubego.asarray(a, chunks=chunks, spec=spec)
     for axis in _axes(len(shape)):
         for keepdims in (False, True):
-            reduced = a.shape if axis is None else np.take(a.shape, axis)
-            empty = a.size == 0 or 0 in np.atleast_1d(reduced)
-            if name in ("min", "max") and empty:
-                with pytest.raises(ValueError):
-                    getattr(cubego, name)(x, axis=axis, keepdims=keepdims).compute()
-                continue
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty slice
-                expected = np_func(a, axis=axis, keepdims=keepdims)
+                try:
+                    expected = np_func(a, axis=axis, keepdims=keepdims)
+                except ValueError:  # min/max of empty lanes: no identity
+                    with pytest.raises(ValueError):
+                        getattr(cubego, name)(x, axis=axis, keepdims=keepdims).compute()
+                    continue
             actual = getattr(cubego, name)(x, axis=axis, keepdims=keepdims)
             assert_matches(actual, expected, rtol=_rtol(dtype))
 

@@ -1,14 +1,21 @@
-"""Array creation functions (Array API "Creation Functions" plus Cubed's ``from_array``)."""
+"""Array creation functions (Array API "Creation Functions" plus Cubed's ``from_array``).
+
+``full, empty, arange`` and in-memory data are the library's virtual arrays
+(generated on the fly, never stored); ``eye, linspace, tril, triu, meshgrid``
+compose them with elementwise ops, so they cost no more than one pass over the
+output's chunks.
+"""
 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
 
 from . import _dtypes, _lib
-from .array import Array, encode_chunks, encode_shape
+from .array import Array, apply, elemwise, encode_chunks, encode_shape
 from .spec import Spec, resolve
 
 __all__ = [
@@ -16,11 +23,17 @@ __all__ = [
     "asarray",
     "empty",
     "empty_like",
+    "eye",
     "from_array",
+    "from_dlpack",
     "full",
     "full_like",
+    "linspace",
+    "meshgrid",
     "ones",
     "ones_like",
+    "tril",
+    "triu",
     "zeros",
     "zeros_like",
 ]
@@ -76,7 +89,8 @@ def asarray(
         Data type of the result; default: the one numpy infers.
     device : {None, "cpu"}, optional
     copy : bool, optional
-        Accepted for Array API compatibility; arrays are immutable and input data
+        For a cubego Array: True gives a new Array object (in-place operations on
+        one do not change the other), None and False the same object. Other input
         is always copied into the library.
     chunks : int, tuple, "auto" or size string, optional
         Chunk shape of the result (dask semantics).
@@ -85,7 +99,15 @@ def asarray(
     _check_device(device)
     if isinstance(obj, Array):
         if dtype is not None and _dtypes.normalize(dtype) != obj.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"asarray: converting {obj.dtype} to {_dtypes.normalize(dtype)} needs a copy, "
+                    "but copy=False"
+                )
             return obj.astype(dtype)
+        if copy:
+            # A new Array object: in-place operations on it must not change obj.
+            return apply("permute_dims", {"axes": list(range(obj.ndim))}, [obj])
         return obj
     if dtype is not None:
         dtype = _dtypes.normalize(dtype)
@@ -281,3 +303,148 @@ def arange(
         "chunks": encode_chunks(chunks),
     }
     return _create("arange", args, spec)
+
+
+def _grid_chunks(shape: tuple[int, ...], dtype: np.dtype, chunks: Any, spec: Spec | None) -> tuple:
+    """The library's normalisation of *chunks* for an array of *shape* and *dtype*."""
+    return empty(shape, dtype=dtype, chunks=chunks, spec=spec).chunks
+
+
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: Any = None,
+    device: Any = None,
+    chunks: Any = "auto",
+    spec: Spec | None = None,
+) -> Array:
+    """A 2-d array with ones on the *k*-th diagonal and zeros elsewhere."""
+    _check_device(device)
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    k = operator.index(k)
+    dtype = _dtype_or(dtype, _dtypes.float64)
+    spec = resolve(spec)
+    row_chunks, col_chunks = _grid_chunks((n_rows, n_cols), dtype, chunks, spec)
+    rows = arange(n_rows, chunks=(row_chunks,), spec=spec)
+    cols = arange(n_cols, chunks=(col_chunks,), spec=spec)
+    offset = elemwise("subtract", cols[None, :], rows[:, None])
+    return elemwise("equal", offset, k).astype(dtype)
+
+
+def _triangle(name: str, x: Array, k: int) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected a cubego Array, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{name} needs an array with at least two dimensions, got shape {x.shape}")
+    k = operator.index(k)
+    m, n = x.shape[-2:]
+    rows = arange(m, chunks=(x.chunks[-2],), spec=x.spec)
+    cols = arange(n, chunks=(x.chunks[-1],), spec=x.spec)
+    offset = elemwise("subtract", cols[None, :], rows[:, None])
+    keep = elemwise("less_equal" if name == "tril" else "greater_equal", offset, k)
+    zero = False if x.dtype.kind == "b" else 0
+    return apply("where", {"operands": [{"input": 1}, _lib.encode_scalar(zero)]}, [keep, x])
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """*x* with the elements above the *k*-th diagonal of its last two dimensions zeroed."""
+    return _triangle("tril", x, k)
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    """*x* with the elements below the *k*-th diagonal of its last two dimensions zeroed."""
+    return _triangle("triu", x, k)
+
+
+def linspace(
+    start: int | float | complex,
+    stop: int | float | complex,
+    /,
+    num: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    endpoint: bool = True,
+    chunks: Any = "auto",
+    spec: Spec | None = None,
+) -> Array:
+    """*num* evenly spaced values from *start* to *stop* (included if *endpoint*).
+
+    Values are ``start + i * step`` computed in double precision (the last one
+    exactly *stop* with *endpoint*), then cast to *dtype*.
+    """
+    _check_device(device)
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    for value in (start, stop):
+        if isinstance(value, Array) or not isinstance(value, (int, float, complex, np.number)):
+            raise TypeError(f"linspace: start and stop must be Python numbers, got {value!r}")
+    is_complex = isinstance(start, (complex, np.complexfloating)) or isinstance(
+        stop, (complex, np.complexfloating)
+    )
+    if dtype is None:
+        dtype = _dtypes.complex128 if is_complex else _dtypes.float64
+    dtype = _dtypes.normalize(dtype)
+    if is_complex and dtype.kind != "c":
+        raise TypeError(f"linspace: complex start or stop needs a complex dtype, got {dtype}")
+    spec = resolve(spec)
+    (axis_chunks,) = _grid_chunks((num,), dtype, chunks, spec)
+    div = num - 1 if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    i = arange(num, dtype=_dtypes.float64, chunks=(axis_chunks,), spec=spec)
+    out = elemwise("add", elemwise("multiply", i, step), start)
+    if endpoint and num > 1:
+        out = apply(
+            "where",
+            {"operands": [_lib.encode_scalar(stop), {"input": 1}]},
+            [elemwise("equal", i, num - 1), out],
+        )
+    return out.astype(dtype) if out.dtype != dtype else out
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
+    """Coordinate arrays from 1-d coordinate vectors (``"xy"``: Cartesian, ``"ij"``: matrix)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for x in arrays:
+        if not isinstance(x, Array):
+            raise TypeError(f"meshgrid: expected cubego arrays, got {type(x).__name__}")
+        if x.ndim != 1:
+            raise ValueError(f"meshgrid: arrays must be one-dimensional, got shape {x.shape}")
+    shape = [x.shape[0] for x in arrays]
+    positions = list(range(len(arrays)))
+    if indexing == "xy" and len(arrays) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+        positions[0], positions[1] = 1, 0
+    out = []
+    for x, axis in zip(arrays, positions, strict=True):
+        key = tuple(slice(None) if d == axis else None for d in range(len(arrays)))
+        out.append(apply("broadcast_to", {"shape": shape}, [x[key]]))
+    return tuple(out)
+
+
+def from_dlpack(
+    x: Any,
+    /,
+    *,
+    device: Any = None,
+    copy: bool | None = None,
+    chunks: Any = "auto",
+    spec: Spec | None = None,
+) -> Array:
+    """An Array with the data of a DLPack-exporting object (copied into the library)."""
+    _check_device(device)
+    if isinstance(x, Array):
+        return asarray(x, copy=copy)
+    if copy is False:
+        raise ValueError("from_dlpack: cubego always copies the data into the library; copy=False")
+    try:
+        data = np.from_dlpack(x)
+    except (AttributeError, TypeError) as e:
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not support DLPack: {e}") from None
+    return _from_numpy(np.asarray(data), chunks, spec)

@@ -1,41 +1,97 @@
-"""Elementwise functions, generated from one table.
+"""Elementwise functions, generated from one table, plus ``clip``.
 
 Each entry maps an Array API function name to its number of operands; the
-library's ``elemwise`` op implements it (type promotion, broadcasting and the
-kernels are all in Go). Operands are cubego arrays or Python/numpy scalars;
-dtype combinations the library does not support raise its ``TypeError``.
+library's ``elemwise`` op implements it (the dtype categories, type promotion,
+broadcasting, special cases and the kernels are all in Go: ``ops/elementwise.go``).
+Operands are cubego arrays or Python/numpy scalars; dtype combinations the
+library does not support raise its ``TypeError``.
 """
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
-from .array import Array, elemwise
+import numpy as np
+
+from .array import Array, elemwise, is_scalar
 
 ELEMENTWISE: dict[str, int] = {
     "abs": 1,
+    "acos": 1,
+    "acosh": 1,
     "add": 2,
+    "asin": 1,
+    "asinh": 1,
+    "atan": 1,
+    "atan2": 2,
+    "atanh": 1,
+    "bitwise_and": 2,
+    "bitwise_invert": 1,
+    "bitwise_left_shift": 2,
+    "bitwise_or": 2,
+    "bitwise_right_shift": 2,
+    "bitwise_xor": 2,
+    "ceil": 1,
+    "conj": 1,
+    "copysign": 2,
+    "cos": 1,
+    "cosh": 1,
     "divide": 2,
     "equal": 2,
+    "exp": 1,
+    "expm1": 1,
+    "floor": 1,
     "floor_divide": 2,
     "greater": 2,
     "greater_equal": 2,
+    "hypot": 2,
+    "imag": 1,
+    "isfinite": 1,
+    "isinf": 1,
+    "isnan": 1,
     "less": 2,
     "less_equal": 2,
+    "log": 1,
+    "log10": 1,
+    "log1p": 1,
+    "log2": 1,
+    "logaddexp": 2,
+    "logical_and": 2,
+    "logical_not": 1,
+    "logical_or": 2,
+    "logical_xor": 2,
+    "maximum": 2,
+    "minimum": 2,
     "multiply": 2,
     "negative": 1,
+    "nextafter": 2,
     "not_equal": 2,
     "positive": 1,
     "pow": 2,
+    "real": 1,
+    "reciprocal": 1,
     "remainder": 2,
+    "round": 1,
+    "sign": 1,
+    "signbit": 1,
+    "sin": 1,
+    "sinh": 1,
+    "sqrt": 1,
+    "square": 1,
     "subtract": 2,
+    "tan": 1,
+    "tanh": 1,
+    "trunc": 1,
 }
 
-__all__ = sorted(ELEMENTWISE)
+__all__ = sorted([*ELEMENTWISE, "clip"])
 
 
 def _unary(name: str):
     def function(x: Array, /) -> Array:
+        if not isinstance(x, Array):
+            raise TypeError(f"{name}: expected a cubego Array, got {type(x).__name__}")
         return elemwise(name, x)
 
     return function
@@ -64,3 +120,27 @@ def _make(name: str, nin: int):
 for _name, _nin in ELEMENTWISE.items():
     globals()[_name] = _make(_name, _nin)
 del _name, _nin
+
+
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+    """*x* with its values limited to ``[min, max]`` (either may be None: no bound).
+
+    The bounds are scalars or arrays broadcasting with *x*; the result has *x*'s
+    dtype and the broadcast shape. A NaN bound or element gives NaN.
+    """
+    if not isinstance(x, Array):
+        raise TypeError(f"clip: expected a cubego Array, got {type(x).__name__}")
+    if x.dtype.kind in "bc":
+        raise TypeError(f"clip is not defined for dtype {x.dtype}")
+    out = x
+    for bound, func in ((min, "maximum"), (max, "minimum")):
+        if bound is None:
+            continue
+        if not (isinstance(bound, Array) or is_scalar(bound)):
+            raise TypeError(f"clip: bounds must be arrays or scalars, got {type(bound).__name__}")
+        if x.dtype.kind in "iu" and isinstance(bound, (int, np.integer)):
+            # A bound beyond the dtype's range clips nothing on its side.
+            info = np.iinfo(x.dtype)
+            bound = builtins.min(builtins.max(int(bound), int(info.min)), int(info.max))
+        out = elemwise(func, out, bound)
+    return out if out.dtype == x.dtype else out.astype(x.dtype)

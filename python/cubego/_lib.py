@@ -26,6 +26,7 @@ import numbers
 import os
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,12 @@ __all__ = [
     "library",
     "op",
     "plan_info",
+    "python_op",
+    "python_stats",
     "set_gc_percent",
     "set_max_procs",
     "set_memory_limit",
+    "set_python_callback",
     "shutdown",
     "version",
 ]
@@ -104,6 +108,7 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_job_cancel": ([_u64], _i32),
     "cg_job_read": ([_u64, _i64, ctypes.c_void_p, _i64, _c_char_pp], _i32),
     "cg_job_stats": ([_u64, _c_char_pp, _c_char_pp], _i32),
+    "cg_job_events": ([_u64, _c_char_pp, _c_char_pp], _i32),
     "cg_job_release": ([_u64], _i32),
     "cg_plan": ([_c_uint64_p, _i64, ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
     "cg_arrays_to_json": ([_c_uint64_p, _i64, _c_char_pp, _c_char_pp], _i32),
@@ -114,6 +119,13 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_free_os_memory": ([], _i32),
     "cg_shutdown": ([], _i32),
     "cg_debug_panic": ([_c_char_pp], _i32),
+    # Python functions as chunk kernels (docs/capi.md "Python functions")
+    "cg_set_python_callback": ([ctypes.c_void_p], _i32),
+    "cg_python_stats": ([ctypes.POINTER(_i64), ctypes.POINTER(_i64)], _i32),
+    "cg_python_op": (
+        [ctypes.c_char_p, ctypes.c_void_p, _i64, _c_uint64_p, _i64, _c_char_pp, _c_char_pp],
+        _i32,
+    ),
 }
 
 
@@ -205,6 +217,9 @@ def library() -> ctypes.CDLL:
             fn.restype = restype
         if not override:
             _warn_if_stale(path)
+        from . import _callback
+
+        lib.cg_set_python_callback(_callback.pointer())
         _pid = os.getpid()
         _lib_path = str(path)
         _lib = lib
@@ -230,14 +245,26 @@ def _take_string(ptr: ctypes.c_void_p) -> str:
         _lib.cg_free(ptr)
 
 
-def _raise(status: int, err: ctypes.c_void_p | None, what: str) -> None:
+def _exception(status: int, err: ctypes.c_void_p | None, what: str) -> BaseException:
+    """The exception for a non-zero status, freeing the error message."""
     message = _take_string(err) if err is not None else ""
+    if "[cubego-python-error " in message:
+        # A Python function raised inside a task: its own exception object.
+        from . import _callback
+
+        original = _callback.pop_exception(message)
+        if original is not None:
+            return original
     exc_type = _EXCEPTIONS.get(status)
     if exc_type is None:
-        raise LibraryError(f"cubego: {what} returned unknown status {status}: {message}")
+        return LibraryError(f"cubego: {what} returned unknown status {status}: {message}")
     if not message:
         message = f"cubego: {what} failed (status {status})"
-    raise exc_type(message)
+    return exc_type(message)
+
+
+def _raise(status: int, err: ctypes.c_void_p | None, what: str) -> None:
+    raise _exception(status, err, what)
 
 
 def _handles(handles: list[int]) -> tuple[Any, int]:
@@ -337,30 +364,44 @@ class Job:
     def __init__(self, handle: int):
         self.handle = handle
         self._released = False
+        self._finished = False
 
-    def wait(self, timeout_ms: int = 100) -> None:
+    def wait(self, timeout_ms: int = 100, on_cycle: Callable[[], None] | None = None) -> None:
         """Wait until the job finishes, raising its error.
 
-        Waits in slices of *timeout_ms* so that Ctrl-C lands between them; on
-        ``KeyboardInterrupt`` the job is cancelled, waited for until it stops, and
-        the ``KeyboardInterrupt`` re-raised.
+        Waits in slices of *timeout_ms* so that Ctrl-C lands between them, calling
+        *on_cycle* (if given) after every slice, including the last one before the job's
+        error is raised (this is where events are polled and callbacks run, on the
+        calling thread). On ``KeyboardInterrupt``, or an exception from *on_cycle*, a
+        running job is cancelled and waited for until it stops, and the exception
+        re-raised.
         """
         try:
-            while not self._wait_once(timeout_ms):
-                pass
-        except KeyboardInterrupt:
-            self.cancel()
-            self._wait_stopped(timeout_ms)
+            while True:
+                done, error = self._wait_once(timeout_ms)
+                if on_cycle is not None:
+                    on_cycle()
+                if error is not None:
+                    raise error
+                if done:
+                    return
+        except BaseException:
+            if not self._finished:
+                self.cancel()
+                self._wait_stopped(timeout_ms)
             raise
 
-    def _wait_once(self, timeout_ms: int) -> bool:
+    def _wait_once(self, timeout_ms: int) -> tuple[bool, BaseException | None]:
+        """One ``cg_job_wait``: whether the job has finished, and its error if it failed."""
         lib = library()
         done, err = ctypes.c_int32(0), ctypes.c_void_p()
         status = lib.cg_job_wait(self.handle, timeout_ms, ctypes.byref(done), ctypes.byref(err))
+        if done.value:
+            self._finished = True
         if status != CG_OK:
-            _raise(status, err, "compute")
+            return True, _exception(status, err, "compute")
         _take_string(err)
-        return bool(done.value)
+        return bool(done.value), None
 
     def _wait_stopped(self, timeout_ms: int) -> None:
         """After a cancel: wait until the job has stopped, ignoring its (cancelled) status.
@@ -401,6 +442,16 @@ class Job:
             _raise(status, err, "cg_job_stats")
         return json.loads(_take_string(out))
 
+    def events(self) -> list[dict]:
+        """``cg_job_events``: the events since the previous call, oldest first (docs/capi.md)."""
+        lib = library()
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_job_events(self.handle, ctypes.byref(out), ctypes.byref(err))
+        if status != CG_OK:
+            _take_string(out)
+            _raise(status, err, "cg_job_events")
+        return json.loads(_take_string(out))
+
     def release(self) -> None:
         if self._released:
             return
@@ -437,6 +488,40 @@ def plan_info(handles: list[int], options: dict) -> dict:
         _take_string(out)
         _raise(status, err, "plan")
     return json.loads(_take_string(out))
+
+
+def python_op(args: dict, payload: bytes, inputs: list[int]) -> list[dict]:
+    """``cg_python_op``: an array whose blocks a Python function computes (docs/capi.md)."""
+    lib = library()
+    handles, n = _handles(inputs)
+    result, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_python_op(
+        _dumps(args),
+        payload,
+        len(payload),
+        handles,
+        n,
+        ctypes.byref(result),
+        ctypes.byref(err),
+    )
+    if status != CG_OK:
+        _take_string(result)
+        _raise(status, err, "cg_python_op")
+    return json.loads(_take_string(result))["arrays"]
+
+
+def set_python_callback(pointer: int | None) -> None:
+    """``cg_set_python_callback``: the function the library calls for Python tasks (or None)."""
+    if _lib is None or _forked or os.getpid() != _pid:
+        return
+    _lib.cg_set_python_callback(pointer)
+
+
+def python_stats() -> tuple[int, int]:
+    """``cg_python_stats``: calls into Python functions so far, and their total nanoseconds."""
+    calls, nanos = ctypes.c_int64(0), ctypes.c_int64(0)
+    library().cg_python_stats(ctypes.byref(calls), ctypes.byref(nanos))
+    return calls.value, nanos.value
 
 
 def arrays_to_json(handles: list[int]) -> str:

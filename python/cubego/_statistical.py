@@ -1,15 +1,29 @@
-"""Reductions: ``sum, prod, mean, min, max`` (tree reductions in the library)."""
+"""Statistical functions: tree reductions, variances and cumulative scans in the library.
+
+All reductions accept Cubed's ``split_every`` (how many blocks one task folds).
+"""
 
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
 from . import _dtypes
 from .array import Array, apply
 
-__all__ = ["max", "mean", "min", "prod", "sum"]
+__all__ = [
+    "cumulative_prod",
+    "cumulative_sum",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "std",
+    "sum",
+    "var",
+]
 
 
 def _axis(axis: Any) -> list[int] | None:
@@ -38,6 +52,18 @@ def _reduce(func: str, x: Array, axis: Any, keepdims: bool, dtype: Any, split_ev
         "dtype": None if dtype is None else _dtypes.name(dtype),
         "split_every": _split_every(split_every),
     }
+    if func in ("min", "max") and x.size == 0:
+        # An empty result needs no identity, whatever the reduced axes' lengths.
+        # (The library refuses every zero-size min/max; numpy only those with
+        # values to produce.)
+        axes = range(x.ndim) if axis is None else [a % x.ndim for a in args["axis"]]
+        shape = tuple(
+            1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes
+        )
+        if math.prod(shape) == 0:
+            from ._creation import zeros
+
+            return zeros(shape, dtype=x.dtype if dtype is None else dtype, spec=x.spec)
     return apply("reduce", args, [x])
 
 
@@ -104,3 +130,80 @@ def max(
 ) -> Array:
     """Maximum over *axis*; an empty reduction is an error."""
     return _reduce("max", x, axis, keepdims, dtype, split_every)
+
+
+def _variance(
+    func: str, x: Array, axis: Any, correction: Any, keepdims: bool, split_every: Any
+) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{func}: expected a cubego Array, got {type(x).__name__}")
+    if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"{func}: correction must be an int or a float, got {correction!r}")
+    args = {
+        "func": func,
+        "axis": _axis(axis),
+        "keepdims": builtins.bool(keepdims),
+        "correction": float(correction),
+        "dtype": None,
+    }
+    return apply("var", args, [x])
+
+
+def var(
+    x: Array,
+    /,
+    *,
+    axis: Any = None,
+    correction: int | float = 0.0,
+    keepdims: bool = False,
+    split_every: Any = None,
+) -> Array:
+    """Variance over *axis* with *correction* degrees of freedom removed (two passes: exact)."""
+    return _variance("var", x, axis, correction, keepdims, split_every)
+
+
+def std(
+    x: Array,
+    /,
+    *,
+    axis: Any = None,
+    correction: int | float = 0.0,
+    keepdims: bool = False,
+    split_every: Any = None,
+) -> Array:
+    """Standard deviation over *axis* (the square root of :func:`var`)."""
+    return _variance("std", x, axis, correction, keepdims, split_every)
+
+
+def _cumulative(func: str, x: Array, axis: Any, dtype: Any, include_initial: bool) -> Array:
+    name = "cumulative_sum" if func == "cumsum" else "cumulative_prod"
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected a cubego Array, got {type(x).__name__}")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(
+                f"{name}: axis is required for an array of dimension {x.ndim} (only 1-d arrays "
+                "may omit it)"
+            )
+        axis = 0
+    args = {
+        "func": func,
+        "axis": operator.index(axis),
+        "dtype": None if dtype is None else _dtypes.name(dtype),
+        "include_initial": builtins.bool(include_initial),
+    }
+    return apply("cumulative", args, [x])
+
+
+def cumulative_sum(
+    x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> Array:
+    """Cumulative sum along *axis* (optional for 1-d arrays); *include_initial* prepends 0."""
+    return _cumulative("cumsum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(
+    x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+) -> Array:
+    """Cumulative product along *axis* (optional for 1-d arrays); *include_initial* prepends 1."""
+    return _cumulative("cumprod", x, axis, dtype, include_initial)

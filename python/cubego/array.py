@@ -22,8 +22,11 @@ class Array:
     """A chunked N-dimensional array, computed on demand within bounded memory.
 
     Arrays are made by cubego functions (``asarray``, ``zeros``, ``random.random``,
-    arithmetic, ...), never directly. They are immutable and lazy: nothing runs
-    until ``compute()``, ``numpy.asarray(x)`` or a conversion such as ``float(x)``.
+    arithmetic, ...), never directly. They are lazy: nothing runs until
+    ``compute()``, ``numpy.asarray(x)`` or a conversion such as ``float(x)``.
+    Their data is immutable; in-place operators (``x += 1``) and ``x[key] = v``
+    rebind the ``Array`` object to a new lazy expression, leaving arrays computed
+    from the old value unchanged.
     """
 
     __slots__ = (
@@ -212,10 +215,14 @@ class Array:
         return (_restore_array, (_lib.arrays_to_json([self._handle]), self.spec))
 
     def __copy__(self) -> Array:
-        return self  # arrays are immutable
+        """A new Array object for the same (immutable) data: no data is copied.
+
+        In-place updates of either object leave the other unchanged.
+        """
+        return apply("permute_dims", {"axes": list(range(self.ndim))}, [self])
 
     def __deepcopy__(self, memo: dict) -> Array:
-        return self
+        return self.__copy__()
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         if api_version is not None and api_version not in _API_VERSIONS:
@@ -230,7 +237,78 @@ class Array:
     # ------------------------------------------------------------------ operations
 
     def __getitem__(self, key: Any) -> Array:
+        if _has_array(key):
+            from ._indexing import getitem_arrays
+
+            return getitem_arrays(self, key)
         return apply("getitem", {"key": _encode_key(key)}, [self])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Rebind this array to a lazy expression equal to it with ``self[key] = value``.
+
+        Nothing is computed: the array's plan becomes "the old array where the
+        key does not select, *value* where it does". Keys are basic indices
+        (integers, slices with any step, ``...``) or a boolean mask with a
+        scalar or 0-d value.
+        """
+        from ._indexing import setitem
+
+        self._rebind(setitem(self, key, value))
+
+    def _rebind(self, new: Array) -> None:
+        """Make this Array object stand for *new* (in-place operators, ``__setitem__``).
+
+        The library array *new* names gets a handle of its own, owned by
+        ``self``; arrays computed from the old value keep it.
+        """
+        if new.shape != self._shape:
+            raise ValueError(
+                f"in-place operation would change the shape of the array from {self._shape} "
+                f"to {new.shape}"
+            )
+        if new.dtype != self._dtype:
+            raise TypeError(
+                f"in-place operation would change the dtype of the array from {self._dtype} "
+                f"to {new.dtype}"
+            )
+        fresh = apply("permute_dims", {"axes": list(range(self.ndim))}, [new])
+        fresh._finalizer.detach()
+        self._finalizer()
+        self._handle = fresh._handle
+        self._name = fresh._name
+        self._chunks = fresh._chunks
+        self._spec = fresh._spec
+        self._finalizer = weakref.finalize(self, _lib.array_release, fresh._handle)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """The array on *device*; cubego arrays live on ``"cpu"`` only."""
+        if device != "cpu":
+            raise ValueError(f"unsupported device {device!r}; cubego arrays live on 'cpu'")
+        return self
+
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Compute the array and export it through numpy's DLPack capsule."""
+        if stream is not None:
+            raise BufferError("cubego arrays live on the CPU; DLPack streams are not supported")
+        kwargs: dict[str, Any] = {}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self.compute().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
 
     def astype(self, dtype: Any, /, *, copy: bool = True) -> Array:
         dtype = _dtypes.normalize(dtype)
@@ -253,37 +331,6 @@ class Array:
             chunks = [self._chunks[axis] if c is None else c for axis, c in enumerate(chunks)]
         return apply("rechunk", {"chunks": encode_chunks(chunks)}, [self])
 
-    def _binary(func: str, reflected: bool = False):  # noqa: N805 - builds methods below
-        def method(self: Array, other: Any) -> Array:
-            if not (isinstance(other, Array) or is_scalar(other)):
-                return NotImplemented
-            return elemwise(func, other, self) if reflected else elemwise(func, self, other)
-
-        method.__name__ = f"__{'r' if reflected else ''}{func}__"
-        return method
-
-    __add__ = _binary("add")
-    __radd__ = _binary("add", True)
-    __sub__ = _binary("subtract")
-    __rsub__ = _binary("subtract", True)
-    __mul__ = _binary("multiply")
-    __rmul__ = _binary("multiply", True)
-    __truediv__ = _binary("divide")
-    __rtruediv__ = _binary("divide", True)
-    __floordiv__ = _binary("floor_divide")
-    __rfloordiv__ = _binary("floor_divide", True)
-    __mod__ = _binary("remainder")
-    __rmod__ = _binary("remainder", True)
-    __pow__ = _binary("pow")
-    __rpow__ = _binary("pow", True)
-    __eq__ = _binary("equal")  # type: ignore[assignment]
-    __ne__ = _binary("not_equal")  # type: ignore[assignment]
-    __lt__ = _binary("less")
-    __le__ = _binary("less_equal")
-    __gt__ = _binary("greater")
-    __ge__ = _binary("greater_equal")
-    del _binary
-
     def __matmul__(self, other: Any) -> Array:
         if not isinstance(other, Array):
             return NotImplemented
@@ -294,6 +341,12 @@ class Array:
             return NotImplemented
         return apply("matmul", {}, [other, self])
 
+    def __imatmul__(self, other: Any) -> Array:
+        if not isinstance(other, Array):
+            return NotImplemented
+        self._rebind(apply("matmul", {}, [self, other]))
+        return self
+
     def __neg__(self) -> Array:
         return elemwise("negative", self)
 
@@ -302,6 +355,62 @@ class Array:
 
     def __abs__(self) -> Array:
         return elemwise("abs", self)
+
+    def __invert__(self) -> Array:
+        return elemwise("bitwise_invert", self)
+
+
+def _operator(func: str, form: str) -> Any:
+    """An operator method of Array for elementwise *func*: *form* is "", "r" or "i"."""
+
+    def method(self: Array, other: Any) -> Array:
+        if not (isinstance(other, Array) or is_scalar(other)):
+            return NotImplemented
+        if form == "r":
+            return elemwise(func, other, self)
+        result = elemwise(func, self, other)
+        if form == "i":
+            self._rebind(result)
+            return self
+        return result
+
+    return method
+
+
+# Arithmetic and bitwise operators, each with its reflected and in-place form.
+_OPERATORS = {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "pow",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift",
+    "rshift": "bitwise_right_shift",
+}
+# Comparisons have no reflected form: Python swaps them (x < y is y > x).
+_COMPARISONS = {
+    "eq": "equal",
+    "ne": "not_equal",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+}
+for _name, _func in _OPERATORS.items():
+    for _form in ("", "r", "i"):
+        _method = _operator(_func, _form)
+        _method.__name__ = _method.__qualname__ = f"__{_form}{_name}__"
+        setattr(Array, _method.__name__, _method)
+for _name, _func in _COMPARISONS.items():
+    _method = _operator(_func, "")
+    _method.__name__ = _method.__qualname__ = f"__{_name}__"
+    setattr(Array, _method.__name__, _method)
+del _name, _func, _form, _method
 
 
 # ---------------------------------------------------------------------- building arrays
@@ -379,6 +488,13 @@ def _slice_part(value: Any) -> int | None:
         ) from None
 
 
+def _has_array(key: Any) -> bool:
+    """Whether an index key holds a cubego Array (integer-array or boolean-mask indexing)."""
+    if isinstance(key, tuple):
+        return any(isinstance(k, Array) for k in key)
+    return isinstance(key, Array)
+
+
 def _encode_key(key: Any) -> list[dict]:
     if not isinstance(key, tuple):
         key = (key,)
@@ -395,7 +511,7 @@ def _encode_key(key: Any) -> list[dict]:
         elif isinstance(k, (bool, np.bool_)):
             raise IndexError("boolean indices are not supported by cubego")
         elif isinstance(k, Array):
-            raise IndexError("indexing with arrays is not supported by cubego")
+            raise IndexError("cubego arrays in an index are handled by cubego._indexing")
         else:
             try:
                 encoded.append({"int": operator.index(k)})

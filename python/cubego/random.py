@@ -1,15 +1,17 @@
-"""Random arrays: ``cubego.random.random``."""
+"""Random arrays: ``cubego.random.random`` and ``cubego.random.integers``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import _dtypes
 from ._creation import _create
-from .array import Array, encode_chunks, encode_shape
+from .array import Array, elemwise, encode_chunks, encode_shape
 from .spec import Spec
 
-__all__ = ["random"]
+__all__ = ["integers", "random"]
 
 
 def random(
@@ -34,3 +36,44 @@ def random(
         "seed": None,
     }
     return _create("random", args, spec)
+
+
+def integers(
+    shape: Any,
+    *,
+    dtype: Any = _dtypes.int32,
+    low: int | None = None,
+    high: int | None = None,
+    chunks: Any = "auto",
+    spec: Spec | None = None,
+) -> Array:
+    """Uniform random integers in ``[low, high)`` of *shape* (Cubed's ``integers``).
+
+    By default *low* and *high* span the dtype's range (for 64-bit dtypes the
+    ``2**53`` values centred on zero, or from zero if unsigned: the numbers come
+    from double-precision uniforms). Like :func:`random`, values are fixed when
+    the array is created and independent of the chunking.
+    """
+    dtype = _dtypes.normalize(dtype)
+    if dtype.kind not in "iu":
+        raise TypeError(f"integers: dtype must be an integer dtype, got {dtype}")
+    info = np.iinfo(dtype)
+    span = min(int(info.max) - int(info.min) + 1, 2**53)
+    if low is None:
+        low = (
+            int(info.min)
+            if span == int(info.max) - int(info.min) + 1
+            else (0 if dtype.kind == "u" else -(span // 2))
+        )
+    if high is None:
+        high = low + span
+    low, high = int(low), int(high)
+    if not low < high:
+        raise ValueError(f"integers: low ({low}) must be below high ({high})")
+    if low < int(info.min) or high - 1 > int(info.max):
+        raise ValueError(f"integers: [{low}, {high}) does not fit {dtype}")
+    if high - low > 2**53:
+        raise ValueError("integers: high - low must be at most 2**53")
+    uniform = random(shape, dtype=_dtypes.float64, chunks=chunks, spec=spec)
+    scaled = elemwise("floor", elemwise("multiply", uniform, float(high - low)))
+    return elemwise("add", scaled, float(low)).astype(dtype)

@@ -1,0 +1,113 @@
+"""Searching functions: ``argmax, argmin, count_nonzero, nonzero, searchsorted, where``."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+from . import _lib
+from .array import Array, apply, elemwise, is_scalar
+
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
+
+
+def _check(x: Any, what: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{what}: expected a cubego Array, got {type(x).__name__}")
+    return x
+
+
+def _argreduce(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
+    _check(x, func)
+    if x.size == 0 and axis is not None and x.ndim and x.shape[operator.index(axis) % x.ndim]:
+        # No lanes to search, but each would have values: an empty result.
+        from ._creation import zeros
+
+        a = operator.index(axis) % x.ndim
+        shape = tuple(1 if d == a else n for d, n in enumerate(x.shape) if keepdims or d != a)
+        return zeros(shape, dtype="int64", spec=x.spec)
+    args = {
+        "func": func,
+        "axis": None if axis is None else operator.index(axis),
+        "keepdims": builtins.bool(keepdims),
+    }
+    return apply("argreduce", args, [x])
+
+
+def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first maximum along *axis* (of the flattened array if None); NaN is largest."""
+    return _argreduce("argmax", x, axis, keepdims)
+
+
+def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first minimum along *axis* (of the flattened array if None); NaN is smallest."""
+    return _argreduce("argmin", x, axis, keepdims)
+
+
+def count_nonzero(
+    x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Array:
+    """Number of non-zero elements along *axis* (default integer dtype)."""
+    from ._statistical import sum as sum_
+
+    _check(x, "count_nonzero")
+    nonzero_ = x if x.dtype.kind == "b" else elemwise("not_equal", x, 0)
+    return sum_(nonzero_, axis=axis, keepdims=keepdims, dtype="int64")
+
+
+def nonzero(x: Array, /) -> tuple[Array, ...]:
+    """Not supported: the number of non-zero elements is data-dependent."""
+    _check(x, "nonzero")
+    raise NotImplementedError(
+        "nonzero returns arrays whose length depends on the data, which cubego's lazy plans "
+        "cannot size; use count_nonzero or where instead"
+    )
+
+
+def searchsorted(
+    x1: Array,
+    x2: Array | int | float,
+    /,
+    *,
+    side: str = "left",
+    sorter: Array | None = None,
+) -> Array:
+    """Indices where the elements of *x2* would be inserted into the sorted 1-d *x1*.
+
+    With *sorter* (indices that sort *x1*), *x1* is sorted through it first.
+    """
+    from ._creation import asarray
+    from ._indexing import take
+
+    _check(x1, "searchsorted")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if sorter is not None:
+        x1 = take(x1, _check(sorter, "searchsorted"), axis=0)
+    if is_scalar(x2):
+        x2 = asarray(x2, dtype=x1.dtype, spec=x1.spec)
+    _check(x2, "searchsorted")
+    return apply("searchsorted", {"side": side}, [x1, x2])
+
+
+def where(condition: Array, x1: Any, x2: Any, /) -> Array:
+    """Elements of *x1* where *condition* is true, else of *x2* (broadcast; scalars allowed)."""
+    _check(condition, "where")
+    inputs = [condition]
+    operands: list[dict] = []
+    for x in (x1, x2):
+        if isinstance(x, Array):
+            operands.append({"input": len(inputs)})
+            inputs.append(x)
+        elif is_scalar(x):
+            operands.append(_lib.encode_scalar(x))
+        else:
+            raise TypeError(f"where: x1 and x2 must be arrays or scalars, got {type(x).__name__}")
+    if len(inputs) == 1:
+        # Two scalars: the result dtype is theirs (weak types against the condition's shape).
+        from ._creation import asarray
+
+        inputs.append(asarray(x1, spec=condition.spec))
+        operands[0] = {"input": 1}
+    return apply("where", {"operands": operands}, inputs)
