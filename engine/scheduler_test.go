@@ -190,16 +190,18 @@ func TestBackupOfAStraggler(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Fatalf("took %v: the straggler was not backed up", d)
 	}
-	if res.Stats.Backups != 1 {
-		t.Errorf("%d backups, want 1", res.Stats.Backups)
+	// The straggler must be backed up; on a loaded machine an ordinary task
+	// may pass the 3x-median threshold too, so more backups are allowed.
+	if res.Stats.Backups < 1 {
+		t.Errorf("%d backups, want at least 1", res.Stats.Backups)
 	}
 	tasks := log.tasks()
 	if len(tasks) != 20 {
 		t.Fatalf("%d task events, want 20 (one per task, whichever copy won)", len(tasks))
 	}
 	for _, ev := range tasks {
-		if backup := ev.Block[0] == 7; ev.Backup != backup {
-			t.Errorf("block %v: backup %v", ev.Block, ev.Backup)
+		if ev.Block[0] == 7 && !ev.Backup {
+			t.Errorf("block 7 (the straggler) was not finished by its backup")
 		}
 	}
 	buf := make([]byte, y.NBytes())
