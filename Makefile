@@ -49,7 +49,9 @@ FUZZTIME ?= 4s
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
-		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg | tail -1 || exit 1; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg 2>&1) \
+			|| { echo "$$out"; echo "fuzz target $$fn failed"; exit 1; }; \
+		echo "$$out" | tail -1; \
 	done
 
 ## pytest: only the Python tests
