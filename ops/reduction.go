@@ -191,7 +191,10 @@ func emptyReduction(fn string, x *plan.Array, shape []int, acc DType, axes []int
 	case "mean":
 		v = plan.Scalar{Kind: 'f', F: math.NaN()}
 	default:
-		return nil, plan.Errorf(plan.ErrValue, "zero-size array to reduction operation %s which has no identity", fn)
+		if plan.Prod(shape) > 0 {
+			return nil, plan.Errorf(plan.ErrValue, "zero-size array to reduction operation %s which has no identity", fn)
+		}
+		// The result is empty too: nothing to reduce, nothing to refuse.
 	}
 	chunks := make([][]int, 0, len(shape))
 	for i := range x.Shape {

@@ -28,7 +28,11 @@ func ArgReduce(fn string, x *plan.Array, axis *int, keepdims bool) (*plan.Array,
 		}
 	}
 	if src.NDim() == 0 || src.Shape[ax] == 0 {
-		return nil, plan.Errorf(plan.ErrValue, "%s of an empty sequence", fn)
+		shape := reducedShape(src.Shape, []int{ax}, keepdims && axis != nil)
+		if axis == nil || plan.Prod(shape) > 0 {
+			return nil, plan.Errorf(plan.ErrValue, "%s of an empty sequence", fn)
+		}
+		return Full(shape, Int64, plan.Scalar{Kind: 'i'}, nil, src.Spec)
 	}
 	extreme := "max"
 	if fn == "argmin" {
