@@ -1,0 +1,98 @@
+"""Per-chunk kernel throughput: cubego's Go kernels next to numpy, in one run.
+
+    .venv/bin/python benchmarks/kernels.py [--rounds 3]
+
+Runs the Go benchmarks of ops/internal/kernels (1M-element chunks, one core:
+``go test -bench -cpu 1``) and times the same operation with numpy on the
+same sizes in this process (single-threaded BLAS is irrelevant here: these
+are elementwise loops and reductions), round after round, interleaved, and
+prints the median throughput of each in millions of elements per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import time
+
+import numpy as np
+
+N = 1 << 20  # the Go benchmarks' chunk size
+
+# Go benchmark name -> a numpy function of fresh operands doing the same work.
+CASES = {
+    "Binary/add/float64/contiguous": lambda a, b, o: np.add(a, b, out=o),
+    "Binary/add/int32/contiguous": lambda a, b, o: np.add(a, b, out=o),
+    "Binary/multiply/float32/contiguous": lambda a, b, o: np.multiply(a, b, out=o),
+    "Binary/less/float64/contiguous": lambda a, b, o: np.less(a, b),
+    "Binary/floor_divide/int64/contiguous": lambda a, b, o: np.floor_divide(a, b, out=o),
+    "Unary/sqrt/float64": lambda a, b, o: np.sqrt(a, out=o),
+    "Unary/exp/float64": lambda a, b, o: np.exp(a, out=o),
+    "Reduce/sum/float64/all": lambda a, b, o: a.sum(),
+    "Reduce/max/float64/all": lambda a, b, o: a.max(),
+}
+
+DTYPE = {"float64": np.float64, "float32": np.float32, "int32": np.int32, "int64": np.int64}
+
+
+def operands(name: str):
+    dt = next((DTYPE[k] for k in DTYPE if f"/{k}" in name), np.float64)
+    rng = np.random.default_rng(0)
+    a = (rng.random(N) * 100 + 1).astype(dt)
+    b = (rng.random(N) * 100 + 1).astype(dt)
+    return a, b, np.empty(N, dtype=dt)
+
+
+def numpy_rate(name: str) -> float:
+    a, b, o = operands(name)
+    f = CASES[name]
+    f(a, b, o)
+    reps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < 0.3:
+        f(a, b, o)
+        reps += 1
+    return reps * N / (time.perf_counter() - start) / 1e6
+
+
+def go_rates(repo: str) -> dict[str, float]:
+    pattern = "^Benchmark(" + "|".join(sorted({c.split("/")[0] for c in CASES})) + ")$"
+    out = subprocess.run(
+        ["go", "test", "./ops/internal/kernels", "-run", "^$", "-bench", pattern, "-cpu", "1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rates = {}
+    for line in out.splitlines():
+        m = re.match(r"Benchmark(\S+)\s+\d+\s+[\d.]+ ns/op\s+([\d.]+) Melem/s", line)
+        if m and m.group(1) in CASES:
+            rates[m.group(1)] = float(m.group(2))
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    go: dict[str, list[float]] = {c: [] for c in CASES}
+    py: dict[str, list[float]] = {c: [] for c in CASES}
+    for _ in range(args.rounds):
+        for c, r in go_rates(repo).items():
+            go[c].append(r)
+        for c in CASES:
+            py[c].append(numpy_rate(c))
+    print(
+        f"{'kernel (1M elements, 1 core)':42} {'cubego Melem/s':>15} {'numpy Melem/s':>14} {'ratio':>7}"
+    )
+    for c in CASES:
+        g, p = statistics.median(go[c] or [float("nan")]), statistics.median(py[c])
+        print(f"{c:42} {g:15.0f} {p:14.0f} {g / p:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

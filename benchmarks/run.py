@@ -1,0 +1,699 @@
+"""Benchmark driver: cubego side by side with Cubed, Dask and numpy (W1–W8).
+
+Run it with the peers' interpreter (it needs zarr, psutil and matplotlib)::
+
+    benchmarks/.venv-peers/bin/python benchmarks/run.py --quick
+    benchmarks/.venv-peers/bin/python benchmarks/run.py --sizes M --workloads W1,W2,W3,W7
+
+Inputs are written once per size and variant by zarr-python (untimed). Every
+(case, engine, round) runs in its own process (``engines/<engine>_runner.py``
+with a JSON job spec); rounds interleave the engines (A B C A B C …). Raw
+results go to ``results/<label>.json``; ``RESULTS.md`` and ``plots/`` are
+regenerated from every results file present. See README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import datagen  # noqa: E402
+import measure  # noqa: E402
+import report  # noqa: E402
+import workloads as wl  # noqa: E402
+
+ENGINES = ("cubego", "cubed", "dask", "numpy")
+RUNNER = {
+    "cubego": "cubego_runner.py",
+    "cubed": "cubed_runner.py",
+    "dask": "dask_runner.py",
+    "dask-zarrs": "dask_runner.py",
+    "numpy": "numpy_runner.py",
+}
+# Failures that will not change from one round to the next: run them once.
+DETERMINISTIC = ("not_supported", "refused", "timeout", "oom", "memory")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="cut-down sizes (size Q), a few minutes")
+    p.add_argument(
+        "--sizes",
+        default=None,
+        help="comma-separated sizes of T (tiny, tests only), Q, M, L (default M,L)",
+    )
+    p.add_argument("--workloads", default=",".join(wl.WORKLOADS), help="e.g. W1,W3")
+    p.add_argument("--cases", default=None, help="only these cases, e.g. W1.add,W3.mean")
+    p.add_argument("--engines", default=",".join(ENGINES), help="cubego,cubed,dask,numpy")
+    p.add_argument(
+        "--zarrs",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="also run dask with the zarrs codec pipeline on W8 (auto: if installed)",
+    )
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument(
+        "--variants",
+        default=None,
+        help="<codec>-<data>: codec none|zstd|blosc, data uniform|compressible (default "
+        f"{','.join(wl.DEFAULT_VARIANTS)}; --quick: none-uniform; W8 always adds the "
+        "compressible zstd and blosc variants)",
+    )
+    p.add_argument("--constrained", action="store_true", help="cap each engine's memory")
+    p.add_argument(
+        "--mem-limit",
+        default=None,
+        help="memory cap in constrained mode (default 2 x allowed_mem + 2 GiB)",
+    )
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--reserved-mem", default="100MB", help="reserved_mem of cubego and Cubed")
+    p.add_argument("--data-dir", default=os.path.join(HERE, "data"))
+    p.add_argument("--work-dir", default=os.path.join(HERE, "work"))
+    p.add_argument("--results-dir", default=os.path.join(HERE, "results"))
+    p.add_argument("--label", default=None, help="results file name (default from the mode)")
+    p.add_argument("--keep-data", action="store_true", help="keep M/L inputs after use")
+    p.add_argument("--cold", action="store_true", help="drop the page cache before each run")
+    p.add_argument(
+        "--cubego-python",
+        default=os.path.join(REPO, ".venv", "bin", "python"),
+        help="interpreter with cubego installed",
+    )
+    p.add_argument("--peers-python", default=sys.executable, help="interpreter with the peers")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="re-run the selected cases into an existing results file (same --label), "
+        "replacing their earlier records",
+    )
+    p.add_argument("--report-only", action="store_true", help="only regenerate RESULTS.md")
+    p.add_argument("--no-report", action="store_true", help="do not write RESULTS.md and plots")
+    p.add_argument("--results-md", default=os.path.join(HERE, "RESULTS.md"))
+    p.add_argument("--plots-dir", default=os.path.join(HERE, "plots"))
+    return p.parse_args(argv)
+
+
+def parse_size(s: str) -> int:
+    units = {
+        "": 1,
+        "b": 1,
+        "kb": 10**3,
+        "mb": 10**6,
+        "gb": 10**9,
+        "kib": 2**10,
+        "mib": 2**20,
+        "gib": 2**30,
+    }
+    s = s.strip().lower()
+    num = s.rstrip("abcdefghijklmnopqrstuvwxyz")
+    return int(float(num) * units[s[len(num) :]])
+
+
+# ---------------------------------------------------------------- environment
+
+
+def _run_text(cmd: list[str], timeout: float = 60) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine_info(data_dir: str) -> dict:
+    import psutil
+
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    os.makedirs(data_dir, exist_ok=True)
+    usage = shutil.disk_usage(data_dir)
+    fs = _run_text(["df", "-T", data_dir]).splitlines()
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram_bytes": psutil.virtual_memory().total,
+        "disk_free_bytes": usage.free,
+        "disk": fs[-1] if fs else "",
+        "kernel": platform.release(),
+        "cgroup": measure.cgroup_available(),
+    }
+
+
+PROBE = r"""
+import json, warnings
+warnings.simplefilter("ignore")
+import cubego
+out = {"cubego": cubego.__version__}
+try:
+    a = cubego.ones((4, 4), chunks=2)
+    cubego.sum(cubego.matmul(a, a.T)).compute()
+    out["transpose"] = True
+except Exception as e:
+    out["transpose"] = False
+    out["transpose_error"] = f"{type(e).__name__}: {e}"
+try:
+    from cubego import _lib
+    out["library"] = _lib.version() if hasattr(_lib, "version") else None
+except Exception as e:
+    out["library"] = repr(e)
+print(json.dumps(out))
+"""
+
+
+def probe_cubego(python: str) -> dict:
+    text = _run_text([python, "-c", PROBE], timeout=120)
+    try:
+        info = json.loads(text.splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": f"cubego probe failed with {python}"}
+    info["git"] = _run_text(["git", "-C", REPO, "rev-parse", "--short", "HEAD"]) or "no commit"
+    dirty = _run_text(["git", "-C", REPO, "status", "--porcelain"])
+    info["git_dirty"] = bool(dirty)
+    return info
+
+
+def peer_versions() -> dict:
+    import zarr
+
+    out = {"python": platform.python_version(), "numpy": np.__version__, "zarr": zarr.__version__}
+    for mod in ("cubed", "dask", "numcodecs", "zarrs", "psutil", "matplotlib"):
+        try:
+            m = __import__(mod)
+            out[mod] = getattr(m, "__version__", "installed")
+        except ImportError:
+            out[mod] = None
+    return out
+
+
+def measure_io(work_dir: str, total: int, files: int = 8, repeats: int = 5) -> dict:
+    """Page-cache write and hot read bandwidth with 2 threads: the warm I/O roofline.
+
+    The best of *repeats* passes (the machine is noisy; a roofline is the best
+    it can do).
+    """
+    d = os.path.join(work_dir, "io-probe")
+    os.makedirs(d, exist_ok=True)
+    size = total // files
+    buf = np.random.default_rng(0).random(size // 8).tobytes()
+    paths = [os.path.join(d, f"f{i}") for i in range(files)]
+
+    def write(path):
+        with open(path, "wb") as f:
+            f.write(buf)
+
+    def read(path):
+        block = bytearray(16 * 2**20)
+        with open(path, "rb", buffering=0) as f:
+            while f.readinto(block):
+                pass
+
+    best_w = best_r = 0.0
+    n = size * files
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(repeats):
+            for p in paths:
+                if os.path.exists(p):
+                    os.remove(p)
+            t0 = time.perf_counter()
+            list(pool.map(write, paths))
+            t1 = time.perf_counter()
+            list(pool.map(read, paths))
+            t2 = time.perf_counter()
+            best_w = max(best_w, n / (t1 - t0))
+            best_r = max(best_r, n / (t2 - t1))
+    shutil.rmtree(d, ignore_errors=True)
+    return {"bytes": n, "write_Bps": best_w, "read_Bps": best_r, "repeats": repeats}
+
+
+def drop_caches() -> None:
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3")
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------- runs
+
+
+def numpy_fits(case: wl.Case, ram: int, mem_limit: int | None) -> bool:
+    cap = min(0.6 * ram, mem_limit or ram)
+    return case.numpy_mem <= cap
+
+
+def job_for(case, engine, variant, size, inputs, work, round_, args, transpose) -> dict:
+    codec = variant.split("-")[0] if variant != "virtual" else "none"
+    job = {
+        "engine": engine,
+        "case_key": case.key,
+        "size": size,
+        "variant": variant,
+        "round": round_,
+        "inputs": inputs,
+        "work_dir": os.path.join(work, "intermediates"),
+        "allowed_mem": case.allowed_mem,
+        "reserved_mem": parse_size(args.reserved_mem),
+        "workers": args.workers,
+        "params": case.params,
+        "transpose": transpose,
+        "output": None,
+        "output_spec": None,
+        "result_path": None,
+    }
+    if case.output is not None:
+        job["output"] = os.path.join(work, "output.zarr")
+        job["output_spec"] = {
+            "shape": list(case.output.shape),
+            "chunks": list(case.output.chunks),
+            "dtype": case.output.dtype,
+            "codec": codec,
+        }
+    elif round_ == 0:
+        job["result_path"] = os.path.join(work, "result.npz")
+    return job
+
+
+def status_of(pr: measure.ProcRun) -> tuple[str, str | None]:
+    res = pr.result or {}
+    if pr.timed_out:
+        return "timeout", "killed at the time limit"
+    if pr.cgroup and pr.cgroup.get("oom_kills"):
+        return "oom", "killed by the cgroup's OOM killer"
+    if pr.signal is not None and not res:
+        return "crash", f"killed by signal {pr.signal}"
+    if res.get("ok"):
+        return "ok", None
+    if res:
+        return res.get("error_kind") or "error", res.get("error")
+    return "crash", f"exit {pr.exit_code}, no result line: {pr.stderr_tail[-500:]}"
+
+
+def run_one(case, engine, variant, size, inputs, round_, args, state) -> dict:
+    tag = f"{size}-{variant}-{case.key}-{engine}-r{round_}"
+    work = os.path.join(args.work_dir, tag)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    job = job_for(case, engine, variant, size, inputs, work, round_, args, state["transpose"])
+    job_path = os.path.join(work, "job.json")
+    with open(job_path, "w") as f:
+        json.dump(job, f, indent=1)
+    python = args.cubego_python if engine == "cubego" else args.peers_python
+    cmd = [python, os.path.join(HERE, "engines", RUNNER[engine]), job_path]
+    if args.cold:
+        drop_caches()
+    logs = os.path.join(args.work_dir, "logs")
+    os.makedirs(logs, exist_ok=True)
+    pr = measure.run(
+        cmd,
+        measure.child_env(args.workers),
+        args.timeout,
+        os.path.join(logs, tag),
+        mem_limit=state["mem_limit"] if args.constrained else None,
+    )
+    status, error = status_of(pr)
+    res = pr.result or {}
+    _measure_ops_from_samples(res.get("ops") or [], pr.samples)
+    t0 = res.get("t_start") or (pr.samples[0][0] if pr.samples else time.time())
+    rec = {
+        "size": size,
+        "variant": variant,
+        "workload": case.workload,
+        "case": case.key,
+        "engine": engine,
+        "round": round_,
+        "status": status,
+        "error": error,
+        "constrained": bool(args.constrained),
+        "wall_s": res.get("wall_s"),
+        "cpu_s": res.get("cpu_s"),
+        "proc_wall_s": pr.proc_wall_s,
+        "proc_cpu_s": pr.proc_cpu_s,
+        "peak_rss": max(pr.sampled_peak_rss, res.get("rss_hwm_process") or 0) or None,
+        "sampled_peak_rss": pr.sampled_peak_rss,
+        "ru_maxrss": pr.ru_maxrss,
+        "rss_hwm": res.get("rss_hwm"),
+        "rss_start": res.get("rss_start"),
+        "io_write_bytes": res.get("io_write_bytes"),
+        "io_read_bytes": res.get("io_read_bytes"),
+        "intermediate_bytes": res.get("intermediate_bytes"),
+        "intermediate_written": res.get("intermediate_written"),
+        "output_bytes": res.get("output_bytes"),
+        "intermediate_files": res.get("intermediate_files"),
+        "num_ops": res.get("num_ops"),
+        "num_tasks": res.get("num_tasks"),
+        "ops": res.get("ops") or [],
+        "measured_mem_kind": res.get("measured_mem_kind"),
+        "engine_stats": res.get("engine_stats"),
+        "notes": res.get("notes") or [],
+        "warnings": res.get("warnings") or [],
+        "versions": res.get("versions"),
+        "cgroup": pr.cgroup,
+        "limit_kind": pr.limit_kind,
+        "timeline": measure.downsample(pr.samples, t0),
+        "timed": [0.0, round((res.get("t_end") or t0) - t0, 3)] if res.get("t_end") else None,
+        "read_bytes": case.read_bytes,
+        "write_bytes": case.write_bytes,
+    }
+    if status == "ok" and round_ == 0:
+        if job["output"] and os.path.exists(job["output"]):
+            rec["checksum"] = datagen.checksum(job["output"])
+            want = ["bytes"] + (
+                [] if job["output_spec"]["codec"] == "none" else [job["output_spec"]["codec"]]
+            )
+            if rec["checksum"]["codecs"] != want:
+                rec["notes"].append(
+                    f"output written with codecs {rec['checksum']['codecs']}, not {want} as the "
+                    "inputs (and the other engines' outputs)"
+                )
+        elif job["result_path"] and os.path.exists(job["result_path"]):
+            keep = os.path.join(args.work_dir, "results", f"{tag}.npz")
+            os.makedirs(os.path.dirname(keep), exist_ok=True)
+            shutil.move(job["result_path"], keep)
+            rec["result_file"] = keep
+    shutil.rmtree(work, ignore_errors=True)
+    return rec
+
+
+def _measure_ops_from_samples(ops: list[dict], samples: list) -> None:
+    """Measured memory of ops the engine does not measure itself (Cubed's threads executor).
+
+    The process's peak RSS among the parent's samples while the op's tasks ran
+    (``t_start``..``t_end`` from the task events); with no sample inside a short
+    op, the nearest sample.
+    """
+    for op in ops:
+        if op.get("measured_mem") is not None or op.get("t_start") is None or not samples:
+            continue
+        lo, hi = op["t_start"], op["t_end"]
+        inside = [r for t, r in samples if lo <= t <= hi]
+        if not inside:
+            mid = (lo + hi) / 2
+            inside = [min(samples, key=lambda s: abs(s[0] - mid))[1]]
+        op["measured_mem"] = max(inside)
+        op["measured_kind"] = "process RSS sampled while the op ran"
+
+
+def agree(case: wl.Case, recs: list[dict]) -> None:
+    """Compare round-0 results between engines (reference: numpy, dask, cubed, cubego)."""
+    first = {r["engine"]: r for r in recs if r["round"] == 0 and r["status"] == "ok"}
+    order = ["numpy", "dask", "dask-zarrs", "cubed", "cubego"]
+    ref_engine = next((e for e in order if e in first and _has_result(first[e])), None)
+    if ref_engine is None:
+        return
+    ref = first[ref_engine]
+    ref_values = _values(ref)
+    for r in first.values():
+        if not _has_result(r):
+            continue
+        ok, detail = _compare(_values(r), ref_values, case.rtol, case.atol)
+        r["agree"] = ok
+        r["agree_ref"] = ref_engine
+        r["agree_detail"] = detail
+    for r in first.values():
+        f = r.pop("result_file", None)
+        if f and os.path.exists(f):
+            os.remove(f)
+
+
+def _has_result(r: dict) -> bool:
+    return "checksum" in r or "result_file" in r
+
+
+def _values(r: dict) -> list:
+    if "checksum" in r:
+        c = r["checksum"]
+        return [np.float64(c["sum"]), np.float64(c["sumsq"])]
+    with np.load(r["result_file"]) as z:
+        return [z[k].astype(np.float64) for k in sorted(z.files, key=lambda k: int(k[4:]))]
+
+
+def _compare(a: list, b: list, rtol: float, atol: float) -> tuple[bool, str]:
+    if len(a) != len(b):
+        return False, f"{len(a)} results vs {len(b)}"
+    worst = worst_abs = 0.0
+    for x, y in zip(a, b, strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape:
+            return False, f"shape {x.shape} vs {y.shape}"
+        if not np.allclose(x, y, rtol=max(rtol, 1e-12), atol=atol, equal_nan=True):
+            d = np.max(np.abs(x - y))
+            return False, f"max abs diff {d:.3g} (rtol {rtol}, atol {atol:.3g})"
+        scale = np.max(np.abs(y)) if y.size else 0.0
+        diff = np.max(np.abs(x - y)) if x.size else 0.0
+        worst_abs = max(worst_abs, float(diff))
+        if scale:
+            worst = max(worst, float(diff / scale))
+    return True, f"max abs diff {worst_abs:.2g}, relative to the largest value {worst:.2g}"
+
+
+def engines_for(case, variant, args, state) -> tuple[list[str], list[dict]]:
+    """Engines that run *case*, and skip records for those that do not."""
+    run, skipped = [], []
+    for e in state["engines"]:
+        if e == "numpy" and not numpy_fits(
+            case, state["machine"]["ram_bytes"], state["mem_limit"] if args.constrained else None
+        ):
+            skipped.append(_skip(case, e, variant, "data does not fit in memory"))
+            continue
+        run.append(e)
+    if case.workload == "W8" and state["zarrs"] and "dask" in run and "dask-zarrs" not in run:
+        run.append("dask-zarrs")
+    return run, skipped
+
+
+def _skip(case, engine, variant, why) -> dict:
+    return {
+        "workload": case.workload,
+        "case": case.key,
+        "engine": engine,
+        "variant": variant,
+        "round": 0,
+        "status": "skipped",
+        "error": why,
+        "ops": [],
+        "timeline": [],
+    }
+
+
+def run_suite(args, state, out_path: str) -> dict:
+    doc = {"meta": state["meta"], "runs": []}
+    if args.update and os.path.exists(out_path):
+        # Re-run some cases of an earlier run: keep its meta and its other cases.
+        with open(out_path) as f:
+            old = json.load(f)
+        doc = {"meta": old["meta"], "runs": old["runs"]}
+        doc["meta"].setdefault("updates", []).append(
+            {k: state["meta"][k] for k in ("date", "command", "cubego", "io")}
+        )
+    requested = tuple(
+        v.strip() for v in (args.variants or ",".join(wl.DEFAULT_VARIANTS)).split(",") if v.strip()
+    )
+    for v in requested:
+        wl.parse_variant(v)
+    only = set(args.cases.split(",")) if args.cases else None
+    for size in state["sizes"]:
+        for w in state["workloads"]:
+            cases = [c for c in wl.cases(w, size) if only is None or c.key in only]
+            variants: list[str] = []
+            for c in cases:
+                for v in wl.variants_for(c, requested):
+                    if v not in variants:
+                        variants.append(v)
+            for variant in variants:
+                vcases = [c for c in cases if variant in wl.variants_for(c, requested)]
+                inputs = _prepare(vcases, size, variant, args, doc)
+                for case in vcases:
+                    doc["runs"] = [
+                        r
+                        for r in doc["runs"]
+                        if (r.get("size"), r.get("variant"), r["case"]) != (size, variant, case.key)
+                    ]
+                    _run_case(case, size, variant, inputs, args, state, doc)
+                    _save(doc, out_path)
+                if size in ("M", "L") and not args.keep_data and variant != "virtual":
+                    for c in vcases:
+                        for a in c.inputs:
+                            shutil.rmtree(
+                                datagen.path_of(args.data_dir, size, variant, a), ignore_errors=True
+                            )
+    return doc
+
+
+def _prepare(cases, size, variant, args, doc) -> dict:
+    paths = {}
+    if variant == "virtual":
+        return paths
+    t0 = time.perf_counter()
+    written = 0
+    for c in cases:
+        for a in c.inputs:
+            if a.name in paths:
+                continue
+            path, new = datagen.ensure_input(args.data_dir, size, variant, a)
+            paths[a.name] = path
+            written += a.nbytes if new else 0
+    if written:
+        took = time.perf_counter() - t0
+        doc["meta"].setdefault("datagen", []).append(
+            {"size": size, "variant": variant, "bytes": written, "seconds": took}
+        )
+        print(
+            f"  inputs {size} {variant}: wrote {written / 1e9:.2f} GB in {took:.1f} s", flush=True
+        )
+    return paths
+
+
+def _run_case(case, size, variant, paths, args, state, doc) -> None:
+    engines, skipped = engines_for(case, variant, args, state)
+    for s in skipped:
+        s["size"] = size
+        s["constrained"] = bool(args.constrained)
+    recs = list(skipped)
+    # Each input under its short name (a, b, u, v, x): the runners' vocabulary.
+    inputs = {a.name.split("_", 1)[1]: paths[a.name] for a in case.inputs}
+    stopped: dict[str, str] = {}
+    for r in range(args.rounds):
+        for e in engines:
+            if e in stopped:
+                continue
+            rec = run_one(case, e, variant, size, inputs, r, args, state)
+            if rec["status"] == "crash":
+                # A process that died without a result line (an import failing while the
+                # package is being rebuilt, say) gets one more try; both are recorded.
+                print(f"  {case.key} {e} r{r} crashed, retrying once: {rec['error'][:200]}")
+                rec["status"] = "crash-retried"
+                recs.append(rec)
+                time.sleep(5)
+                rec = run_one(case, e, variant, size, inputs, r, args, state)
+            recs.append(rec)
+            wall = f"{rec['wall_s']:.2f} s" if rec.get("wall_s") is not None else "-"
+            rss = f"{(rec.get('peak_rss') or 0) / 1e9:.2f} GB"
+            print(
+                f"  {size} {variant:18s} {case.key:10s} {e:10s} r{r} {rec['status']:13s} "
+                f"{wall:>9s} {rss:>8s}" + (f"  {rec['error'][:100]}" if rec["error"] else ""),
+                flush=True,
+            )
+            if rec["status"] in DETERMINISTIC:
+                stopped[e] = rec["status"]
+    agree(case, recs)
+    doc["runs"].extend(recs)
+
+
+def _save(doc: dict, path: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, default=float)
+    os.replace(tmp, path)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if not args.report_only:
+        if args.quick and args.sizes is None:
+            sizes = ["Q"]
+            if args.variants is None:
+                args.variants = "none-uniform"
+        else:
+            sizes = [s.strip() for s in (args.sizes or "M,L").split(",") if s.strip()]
+        for s in sizes:
+            if s not in wl.SIZES:
+                raise SystemExit(f"unknown size {s!r}; choose from {', '.join(wl.SIZES)}")
+        workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+        for w in workloads:
+            if w not in wl.WORKLOADS:
+                raise SystemExit(f"unknown workload {w!r}")
+        engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+        for e in engines:
+            if e not in RUNNER:
+                raise SystemExit(f"unknown engine {e!r}; choose from {', '.join(RUNNER)}")
+        if "cubego" in engines and not os.path.exists(args.cubego_python):
+            raise SystemExit(f"no interpreter at {args.cubego_python} (--cubego-python)")
+        os.makedirs(args.work_dir, exist_ok=True)
+        os.makedirs(args.results_dir, exist_ok=True)
+        machine = machine_info(args.data_dir)
+        versions = peer_versions()
+        cubego_info = probe_cubego(args.cubego_python) if "cubego" in engines else {}
+        zarrs = versions.get("zarrs") is not None if args.zarrs == "auto" else args.zarrs == "yes"
+        allowed = 2 * wl.GB
+        mem_limit = parse_size(args.mem_limit) if args.mem_limit else 2 * allowed + 2 * 2**30
+        # One probe size for every mode, so that efficiencies compare across runs.
+        io_bytes = 64 * 2**20 if sizes == ["T"] else 2**30
+        print("measuring the I/O roofline ...", flush=True)
+        io = measure_io(args.work_dir, io_bytes)
+        label = args.label or (
+            ("quick" if sizes == ["Q"] else "tiny" if sizes == ["T"] else "full-" + "".join(sizes))
+            + ("-constrained" if args.constrained else "")
+        )
+        meta = {
+            "label": label,
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "command": " ".join(
+                [
+                    os.path.relpath(sys.executable, REPO),
+                    "benchmarks/run.py",
+                    *(argv if argv is not None else sys.argv[1:]),
+                ]
+            ),
+            "machine": machine,
+            "versions": versions,
+            "cubego": cubego_info,
+            "io": io,
+            "sizes": sizes,
+            "workloads": workloads,
+            "engines": engines,
+            "rounds": args.rounds,
+            "workers": args.workers,
+            "reserved_mem": parse_size(args.reserved_mem),
+            "constrained": bool(args.constrained),
+            "mem_limit": mem_limit if args.constrained else None,
+            "timeout_s": args.timeout,
+            "cold": bool(args.cold),
+            "transpose": bool(cubego_info.get("transpose", True)),
+        }
+        state = {
+            "sizes": sizes,
+            "workloads": workloads,
+            "engines": engines,
+            "machine": machine,
+            "mem_limit": mem_limit,
+            "zarrs": zarrs,
+            "meta": meta,
+            "transpose": meta["transpose"],
+        }
+        out_path = os.path.join(args.results_dir, f"{label}.json")
+        t0 = time.perf_counter()
+        print(f"writing {out_path}", flush=True)
+        doc = run_suite(args, state, out_path)
+        if not args.update:
+            doc["meta"]["suite_seconds"] = time.perf_counter() - t0
+        _save(doc, out_path)
+        print(f"suite finished in {doc['meta']['suite_seconds']:.0f} s", flush=True)
+    if not args.no_report:
+        report.write(args.results_dir, args.results_md, args.plots_dir)
+        print(f"wrote {args.results_md} and {args.plots_dir}/", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,334 @@
+"""The benchmark workloads W1–W8: inputs, sizes, cases and how to check results.
+
+This module is the catalogue the driver (``run.py``) plans from. Each engine
+implements the same cases in ``engines/<engine>_runner.py``; the job spec a
+runner receives carries everything here that it needs (input paths, shapes,
+chunks, parameters), so runners never import this module.
+
+Sizes
+-----
+``T`` (tiny): seconds for everything, for the smoke test only.
+``Q`` (quick): cut down so that the whole suite runs in a few minutes.
+``M`` (medium): 2–15 GB of input, fits in the page cache (perf.md §6.2).
+``L`` (large): 4–8× the engine budget (``allowed_mem`` × 2 workers = 4 GB).
+
+Data variants
+-------------
+A variant is ``<codec>-<data>``: codec ``none`` (bytes only), ``zstd``
+(zarr-python's default for Zarr v3: level 0, no checksum) or ``blosc``
+(lz4, byte shuffle); data ``uniform`` (U[0, 1) floats or uniform integers:
+incompressible) or ``compressible`` (the same with every other element along the
+last axis set to zero, as in coiled/benchmarks). Inputs and outputs of a
+comparison use the variant's codec in every engine; intermediates are
+uncompressed in every engine that has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GB = 10**9
+MiB = 2**20
+
+F8 = "float64"
+F4 = "float32"
+U2 = "uint16"
+
+ITEMSIZE = {F8: 8, F4: 4, U2: 2}
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """An input array written once by zarr-python and read by every engine."""
+
+    name: str
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    dtype: str
+    seed: int
+
+    @property
+    def nbytes(self) -> int:
+        n = ITEMSIZE[self.dtype]
+        for s in self.shape:
+            n *= s
+        return n
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "chunks": list(self.chunks),
+            "dtype": self.dtype,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """A Zarr array a case writes (same codec as its inputs)."""
+
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        n = ITEMSIZE[self.dtype]
+        for s in self.shape:
+            n *= s
+        return n
+
+
+@dataclass(frozen=True)
+class Case:
+    """One timed computation of a workload, run by every engine."""
+
+    workload: str
+    case: str
+    title: str
+    expression: str
+    inputs: tuple[ArraySpec, ...]
+    output: OutputSpec | None = None
+    params: dict = field(default_factory=dict)
+    allowed_mem: int = 2 * GB
+    # Memory numpy needs (bytes); numpy runs only where this fits.
+    numpy_mem: int = 0
+    # Relative and absolute tolerance for comparing results between engines.
+    rtol: float = 1e-9
+    atol: float = 0.0
+    # Cases whose timing does not depend on the codec or data run for one variant only.
+    variant_sensitive: bool = True
+    # Variants this case adds to the requested ones (W8: blosc).
+    extra_variants: tuple[str, ...] = ()
+    # What cubego cannot do yet, so the runner records "not supported" without trying.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.workload}.{self.case}"
+
+    @property
+    def read_bytes(self) -> int:
+        return sum(a.nbytes for a in self.inputs)
+
+    @property
+    def write_bytes(self) -> int:
+        return self.output.nbytes if self.output else 0
+
+
+SIZES = ("T", "Q", "M", "L")
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8")
+DEFAULT_VARIANTS = ("none-uniform", "zstd-compressible")
+
+
+def _pick(size: str, t, q, m, l):  # noqa: E741 - the size names are T, Q, M, L
+    return {"T": t, "Q": q, "M": m, "L": l}[size]
+
+
+def w1(size: str) -> list[Case]:
+    n, c = _pick(size, (512, 256), (4096, 1024), (16384, 4096), (32768, 4096))
+    a = ArraySpec("w1_a", (n, n), (c, c), F8, 11)
+    b = ArraySpec("w1_b", (n, n), (c, c), F8, 12)
+    return [
+        Case(
+            "W1",
+            "add",
+            "elementwise a + b, stored",
+            "to_zarr(a + b)",
+            (a, b),
+            OutputSpec((n, n), (c, c), F8),
+            numpy_mem=3 * a.nbytes,
+        ),
+        Case(
+            "W1",
+            "chain",
+            "fused chain to float32, stored",
+            "to_zarr(astype(-(a + b) * 0.5 + a * b, float32))",
+            (a, b),
+            OutputSpec((n, n), (c, c), F4),
+            numpy_mem=5 * a.nbytes,
+            rtol=1e-6,
+        ),
+    ]
+
+
+def w2(size: str) -> list[Case]:
+    t = _pick(size, 20, 40, 500, 1000)
+    shape, chunks = (t, 1, 987, 1920), (10, 1, 987, 1920)
+    if size == "T":
+        shape, chunks = (t, 1, 98, 192), (5, 1, 98, 192)
+    u = ArraySpec("w2_u", shape, chunks, F8, 21)
+    v = ArraySpec("w2_v", shape, chunks, F8, 22)
+    return [
+        Case(
+            "W2",
+            "qm",
+            "quadratic means",
+            "compute(mean(u*u, axis=0), mean(v*v, axis=0), mean(u*v, axis=0))",
+            (u, v),
+            numpy_mem=3 * u.nbytes,
+        )
+    ]
+
+
+def w3(size: str) -> list[Case]:
+    t = _pick(size, 20, 40, 500, 2000)
+    x = ArraySpec("w3_x", (t, 987, 1920), (10, 987, 1920), F8, 31)
+    if size == "T":
+        x = ArraySpec("w3_x", (t, 98, 192), (5, 98, 192), F8, 31)
+    return [
+        Case("W3", "mean", "mean over axis 0", "mean(x, axis=0)", (x,), numpy_mem=x.nbytes),
+        Case(
+            "W3",
+            "anom",
+            "anomaly sum",
+            "sum(x - mean(x, axis=0))",
+            (x,),
+            numpy_mem=x.nbytes * 6 // 5,
+            # The true value is ~0: compare against the scale of the data.
+            rtol=0.0,
+            atol=1e-9 * x.nbytes / 8,
+        ),
+    ]
+
+
+def w4(size: str) -> list[Case]:
+    n = _pick(size, 512, 4096, 32768, 46341)
+    c = _pick(size, 64, 512, (128 * MiB) // (8 * n), (128 * MiB) // (8 * n))
+    x = ArraySpec("w4_x", (n, n), (n, c), F8, 41)
+    return [
+        Case(
+            "W4",
+            "swap",
+            "rechunk swap-axes, then sum",
+            f"sum(rechunk(x, ({c}, {n})))",
+            (x,),
+            params={"target_chunks": [c, n]},
+            numpy_mem=2 * x.nbytes,
+            rtol=1e-9,
+        )
+    ]
+
+
+def w5(size: str) -> list[Case]:
+    n, c = _pick(size, (256, 128), (2048, 512), (8192, 2048), (12288, 2048))
+    a = ArraySpec("w5_a", (n, n), (c, c), F8, 51)
+    return [
+        Case(
+            "W5",
+            "matmul",
+            "matmul, then sum",
+            "sum(a @ a.T)  (or sum(a @ a) while cubego has no transpose)",
+            (a,),
+            allowed_mem=1 * GB,
+            numpy_mem=3 * a.nbytes,
+            rtol=1e-7,
+            variant_sensitive=False,
+        )
+    ]
+
+
+def w6(size: str) -> list[Case]:
+    n, c = _pick(size, (512, 256), (4096, 1024), (16384, 4096), (32768, 4096))
+    a = ArraySpec("w6_a", (n, n), (c, c), F8, 61)
+    b = ArraySpec("w6_b", (n, n), (c, c), F8, 62)
+    return [
+        Case(
+            "W6",
+            "diff",
+            "misaligned a[1:, 1:] - b[:-1, :-1], stored",
+            "to_zarr(a[1:, 1:] - b[:-1, :-1])  (output chunks regular, as the inputs')",
+            (a, b),
+            OutputSpec((n - 1, n - 1), (c, c), F8),
+            numpy_mem=4 * a.nbytes,
+        )
+    ]
+
+
+def w7(size: str) -> list[Case]:
+    n = _pick(size, 2000, 10000, 20000, 40000)
+    return [
+        Case(
+            "W7",
+            "small",
+            "many small chunks (2 MB)",
+            f"sum(ones(({n}, {n}), chunks=500) + 1)",
+            (),
+            params={"n": n, "chunk": 500},
+            numpy_mem=2 * n * n * 8,
+            variant_sensitive=False,
+            notes=("map_overlap sample: map_overlap is not in cubego yet",),
+        )
+    ]
+
+
+def w8(size: str) -> list[Case]:
+    shape = _pick(size, (64, 64, 64), (256, 512, 512), (1024, 2048, 2048), (2048, 2048, 2048))
+    c = _pick(size, 32, 128, 256, 256)
+    x = ArraySpec("w8_x", shape, (c, c, c), U2, 81)
+    # W8 is about codecs: zstd (zarr-python's default) and blosc (lz4 with shuffle).
+    # The smoke sizes keep only blosc, so that --quick stays under five minutes.
+    extra = (
+        ("blosc-compressible",)
+        if size in ("T", "Q")
+        else ("zstd-compressible", "blosc-compressible")
+    )
+    return [
+        Case(
+            "W8",
+            "read",
+            "Zarr read-all (sum of every element)",
+            "sum(x)  (uint16 -> uint64)",
+            (x,),
+            numpy_mem=x.nbytes,
+            rtol=0.0,
+            extra_variants=extra,
+        ),
+        Case(
+            "W8",
+            "copy",
+            "Zarr copy (read and write every chunk)",
+            "to_zarr(x)",
+            (x,),
+            OutputSpec(shape, (c, c, c), U2),
+            numpy_mem=x.nbytes,
+            rtol=0.0,
+            extra_variants=extra,
+        ),
+    ]
+
+
+_BUILDERS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7, "W8": w8}
+
+
+def cases(workload: str, size: str) -> list[Case]:
+    """The cases of *workload* at *size*."""
+    if workload not in _BUILDERS:
+        raise ValueError(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}; choose from {', '.join(SIZES)}")
+    return _BUILDERS[workload](size)
+
+
+def variants_for(case: Case, requested: tuple[str, ...]) -> list[str]:
+    """The data variants *case* runs for, given the requested ones."""
+    if not case.inputs:
+        return ["virtual"]
+    if not case.variant_sensitive:
+        return [requested[0]]
+    out = list(requested)
+    for v in case.extra_variants:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def parse_variant(variant: str) -> tuple[str, str]:
+    codec, _, data = variant.partition("-")
+    if codec not in ("none", "zstd", "blosc") or data not in ("uniform", "compressible"):
+        raise ValueError(
+            f"unknown variant {variant!r}: expected <codec>-<data> with codec none, zstd or "
+            "blosc and data uniform or compressible"
+        )
+    return codec, data
