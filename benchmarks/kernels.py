@@ -86,9 +86,8 @@ def main() -> None:
             go[c].append(r)
         for c in CASES:
             py[c].append(numpy_rate(c))
-    print(
-        f"{'kernel (1M elements, 1 core)':42} {'cubego Melem/s':>15} {'numpy Melem/s':>14} {'ratio':>7}"
-    )
+    header = ("kernel (1M elements, 1 core)", "cubego Melem/s", "numpy Melem/s", "ratio")
+    print(f"{header[0]:42} {header[1]:>15} {header[2]:>14} {header[3]:>7}")
     for c in CASES:
         g, p = statistics.median(go[c] or [float("nan")]), statistics.median(py[c])
         print(f"{c:42} {g:15.0f} {p:14.0f} {g / p:7.2f}")
