@@ -6,15 +6,17 @@ package main
 
 // The Python callback of docs/capi.md ("Python functions").
 typedef int32_t (*cg_python_callback)(const char *key, const uint8_t *payload, int64_t payload_len,
-	const char *task_json, int64_t n_inputs, void **in_ptrs, const int64_t *in_nbytes,
+	const int64_t *task, int64_t task_len, const char *names,
+	int64_t n_inputs, void **in_ptrs, const int64_t *in_nbytes,
 	void *out_ptr, int64_t out_nbytes, char *err_buf, int64_t err_cap);
 
 // Go cannot call a C function pointer: this trampoline does.
 static inline int32_t cg_call_python(void *fn, const char *key, const uint8_t *payload, int64_t payload_len,
-	const char *task_json, int64_t n_inputs, void **in_ptrs, const int64_t *in_nbytes,
+	const int64_t *task, int64_t task_len, const char *names,
+	int64_t n_inputs, void **in_ptrs, const int64_t *in_nbytes,
 	void *out_ptr, int64_t out_nbytes, char *err_buf, int64_t err_cap) {
-	return ((cg_python_callback)fn)(key, payload, payload_len, task_json, n_inputs, in_ptrs, in_nbytes,
-		out_ptr, out_nbytes, err_buf, err_cap);
+	return ((cg_python_callback)fn)(key, payload, payload_len, task, task_len, names, n_inputs, in_ptrs,
+		in_nbytes, out_ptr, out_nbytes, err_buf, err_cap);
 }
 */
 import "C"
@@ -25,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -86,26 +89,63 @@ func cg_python_stats(calls *C.int64_t, nanos *C.int64_t) (status C.int32_t) {
 	return statusOK
 }
 
-// taskJSON is the task description a Python callback receives.
-type taskJSON struct {
-	Op     string       `json:"op"`
-	Func   string       `json:"func"`
-	Array  string       `json:"array"`
-	Block  []int        `json:"block"`
-	Step   []int        `json:"step,omitempty"`
-	First  bool         `json:"first"`
-	Inputs []regionJSON `json:"inputs"`
-	Output regionJSON   `json:"output"`
+// dtypeCodes number the data types in the task description (docs/capi.md).
+var dtypeCodes = map[ops.DType]int64{}
+
+func init() {
+	for i, name := range []string{"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+		"uint64", "float32", "float64", "complex64", "complex128"} {
+		dt, err := ops.ParseDType(name)
+		if err != nil {
+			panic(err)
+		}
+		dtypeCodes[dt] = int64(i)
+	}
 }
 
-type regionJSON struct {
-	Start []int  `json:"start"`
-	Shape []int  `json:"shape"`
-	DType string `json:"dtype"`
+// taskDescription encodes a task for the callback as int64s:
+//
+//	first, ndim, nstep, block[ndim], start[ndim], shape[ndim], dtype, step[nstep],
+//	then per input: ndim, dtype, start[ndim], shape[ndim]
+//
+// (the output's block coordinates and region, then each input region's).
+func taskDescription(task ops.TaskInfo, ins []ops.Block, out ops.Block) []C.int64_t {
+	n := len(out.Shape)
+	size := 4 + 3*n + len(task.Step)
+	for _, b := range ins {
+		size += 2 + 2*len(b.Shape)
+	}
+	d := make([]C.int64_t, 0, size)
+	first := 0
+	if task.First {
+		first = 1
+	}
+	d = append(d, C.int64_t(first), C.int64_t(n), C.int64_t(len(task.Step)))
+	d = appendInts(d, task.Block)
+	d = appendInts(d, task.OutputStart)
+	d = appendInts(d, out.Shape)
+	d = append(d, C.int64_t(dtypeCodes[out.DType]))
+	d = appendInts(d, task.Step)
+	for i, b := range ins {
+		d = append(d, C.int64_t(len(b.Shape)), C.int64_t(dtypeCodes[b.DType]))
+		d = appendInts(d, task.InputStarts[i])
+		d = appendInts(d, b.Shape)
+	}
+	return d
 }
+
+func appendInts(d []C.int64_t, xs []int) []C.int64_t {
+	for _, x := range xs {
+		d = append(d, C.int64_t(x))
+	}
+	return d
+}
+
+// errBufs recycles the buffers failing callbacks write their message into.
+var errBufs = sync.Pool{New: func() any { return new([pythonErrCap]byte) }}
 
 // callPython is ops.PythonCallback: it calls the registered C function
-// pointer with views of the task's buffers.
+// pointer with the task's description and views of its buffers.
 func callPython(k *plan.Kernel, task ops.TaskInfo, ins []ops.Block, out ops.Block) error {
 	pythonCalls.Add(1) // before loading the callback: see cg_set_python_callback
 	defer pythonCalls.Add(-1)
@@ -113,18 +153,9 @@ func callPython(k *plan.Kernel, task ops.TaskInfo, ins []ops.Block, out ops.Bloc
 	if cb == nil {
 		return errors.New("capi: no Python callback is registered (Python functions run only in a Python process that loaded cubego)")
 	}
-	t := taskJSON{Op: task.Op, Func: task.Func, Array: task.Array, Block: nonNilInts(task.Block), Step: task.Step,
-		First: task.First, Inputs: make([]regionJSON, len(ins)),
-		Output: regionJSON{Start: nonNilInts(task.OutputStart), Shape: nonNilInts(out.Shape), DType: out.DType.String()}}
-	for i, b := range ins {
-		t.Inputs[i] = regionJSON{Start: nonNilInts(task.InputStarts[i]), Shape: nonNilInts(b.Shape), DType: b.DType.String()}
-	}
-	tj, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	tj = append(tj, 0)
+	desc := taskDescription(task, ins, out)
 	key := append([]byte(k.PyKey), 0)
+	names := []byte(task.Op + "\n" + task.Func + "\n" + task.Array + "\x00")
 
 	// The buffers are C memory from the engine's allocator; pinning makes
 	// passing them legal whatever memory they are.
@@ -145,23 +176,26 @@ func callPython(k *plan.Kernel, task ops.TaskInfo, ins []ops.Block, out ops.Bloc
 		pin.Pin(&out.Data[0])
 		outPtr = unsafe.Pointer(&out.Data[0])
 	}
-	errBuf := make([]byte, pythonErrCap)
+	errBuf := errBufs.Get().(*[pythonErrCap]byte)
+	defer errBufs.Put(errBuf)
+	errBuf[0] = 0
 	start := time.Now()
 	st := C.cg_call_python(cb.fn, (*C.char)(unsafe.Pointer(&key[0])),
 		(*C.uint8_t)(unsafe.Pointer(&k.PyFunc[0])), C.int64_t(len(k.PyFunc)),
-		(*C.char)(unsafe.Pointer(&tj[0])), C.int64_t(n), &ptrs[0], &sizes[0],
-		outPtr, C.int64_t(len(out.Data)), (*C.char)(unsafe.Pointer(&errBuf[0])), C.int64_t(len(errBuf)))
+		&desc[0], C.int64_t(len(desc)), (*C.char)(unsafe.Pointer(&names[0])),
+		C.int64_t(n), &ptrs[0], &sizes[0],
+		outPtr, C.int64_t(len(out.Data)), (*C.char)(unsafe.Pointer(&errBuf[0])), C.int64_t(pythonErrCap))
 	pythonNanos.Add(int64(time.Since(start)))
 	pythonCallsDone.Add(1)
 	if st == 0 {
 		return nil
 	}
-	msg := errBuf
+	msg := errBuf[:]
 	if i := bytes.IndexByte(msg, 0); i >= 0 {
 		msg = msg[:i]
 	}
 	if len(msg) == 0 {
-		msg = []byte(fmt.Sprintf("the Python callback failed with status %d", int32(st)))
+		return fmt.Errorf("%w: the Python callback failed with status %d", ops.ErrPythonFunction, int32(st))
 	}
 	return fmt.Errorf("%w: %s", ops.ErrPythonFunction, msg)
 }

@@ -14,10 +14,12 @@ Per call:
 * the task function is looked up by key in a bounded cache, which holds the
   live objects of ops built in this process; anywhere else (an unpickled
   array, another process) it is unpickled from the payload on first use;
-* ``inputs`` are numpy views of the engine's input buffers and ``out`` a view
-  of its output buffer: nothing is copied in. The views are valid only during
-  the call; a function that keeps a reference to an input block past its
-  return is an error (the buffer is reused as soon as the task ends);
+* the task description (int64s: block, regions, dtypes) becomes a
+  :class:`Task`; ``inputs`` are numpy views of the engine's input buffers and
+  ``out`` a view of its output buffer: nothing is copied in. The views are
+  valid only during the call; a function that keeps a reference to an input
+  block past its return is an error (the buffer is reused as soon as the task
+  ends);
 * an exception (the user's, or a block of the wrong shape or dtype) is kept in
   a registry with its traceback and a note naming the op and block; the
   library fails the task with a message carrying the exception's token, and
@@ -31,7 +33,6 @@ import atexit
 import ctypes
 import gc
 import itertools
-import json
 import re
 import sys
 import threading
@@ -43,12 +44,14 @@ import numpy as np
 
 __all__ = ["CALLBACK", "describe", "pop_exception", "register", "write_block"]
 
-# int32_t cb(key, payload, payload_len, task_json, n_inputs, in_ptrs, in_nbytes,
-#            out_ptr, out_nbytes, err_buf, err_cap)   (docs/capi.md)
+# int32_t cb(key, payload, payload_len, task, task_len, names, n_inputs, in_ptrs,
+#            in_nbytes, out_ptr, out_nbytes, err_buf, err_cap)   (docs/capi.md)
 _CALLBACK_TYPE = ctypes.CFUNCTYPE(
     ctypes.c_int32,
     ctypes.c_char_p,
     ctypes.c_void_p,
+    ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_int64),
     ctypes.c_int64,
     ctypes.c_char_p,
     ctypes.c_int64,
@@ -66,7 +69,7 @@ _RAISED = 1
 _BROKEN = 2
 
 # Task functions by key: live objects registered when their op was built, or
-# unpickled from a task's payload. Bounded, least recently used first out.
+# unpickled from a task's payload. Bounded: the longest registered go first.
 MAX_FUNCTIONS = 1024
 _functions: OrderedDict[bytes, Any] = OrderedDict()
 
@@ -76,7 +79,13 @@ _exceptions: OrderedDict[int, BaseException] = OrderedDict()
 _tokens = itertools.count(1)
 _TOKEN = re.compile(r"\[cubego-python-error (\d+)\]")
 
-_dtypes: dict[str, np.dtype] = {}
+# The dtype codes of the task description (docs/capi.md).
+_DTYPES = tuple(
+    np.dtype(name)
+    for name in "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float32 float64 "
+    "complex64 complex128".split()
+)
+_ndarray = np.ndarray
 _buffer_types: dict[int, Any] = {}
 
 # A ctypes callback on a thread Python has not seen creates a Python thread
@@ -110,11 +119,38 @@ def _function(key: bytes, payload: int, payload_len: int) -> Any:
     return fn
 
 
-def _dtype(name: str) -> np.dtype:
-    dt = _dtypes.get(name)
-    if dt is None:
-        dt = _dtypes[name] = np.dtype(name)
-    return dt
+class Task:
+    """Which task a task function computes (decoded from the library's description)."""
+
+    __slots__ = ("first", "block", "step", "out_start", "in_starts", "_names")
+
+    def __init__(
+        self,
+        first: bool,
+        block: tuple[int, ...],
+        step: tuple[int, ...],
+        out_start: list[int],
+        in_starts: list[list[int]],
+        names: bytes,
+    ):
+        self.first = first  # the task's first step: the output holds no partial result
+        self.block = block  # the output block's coordinates
+        self.step = step  # the iteration step (reduction rounds), else ()
+        self.out_start = out_start  # the output block's first element
+        self.in_starts = in_starts  # each input region's first element in its array
+        self._names = names
+
+    @property
+    def op(self) -> str:
+        return self._names.split(b"\n")[0].decode()
+
+    @property
+    def func(self) -> str:
+        return self._names.split(b"\n")[1].decode()
+
+    @property
+    def array(self) -> str:
+        return self._names.split(b"\n")[2].decode()
 
 
 def _buffer(ptr: int, nbytes: int) -> Any:
@@ -127,14 +163,6 @@ def _buffer(ptr: int, nbytes: int) -> Any:
     return t.from_address(ptr)
 
 
-def _view(buf: Any, region: dict) -> np.ndarray:
-    dt = _dtype(region["dtype"])
-    shape = tuple(region["shape"])
-    if buf is None:
-        return np.zeros(shape, dtype=dt)
-    return np.frombuffer(buf, dtype=dt).reshape(shape)
-
-
 def describe(fn: Any) -> str:
     """A function's name for messages: ``module.qualname`` or its repr."""
     fn = getattr(fn, "func", fn)  # functools.partial
@@ -145,9 +173,8 @@ def describe(fn: Any) -> str:
     return f"{module}.{name}" if module and module != "builtins" else name
 
 
-def where(task: dict) -> str:
-    block = tuple(task["block"])
-    return f"block {block} of {task['array']} in {task['op']} ({task['func']})"
+def where(task: Task) -> str:
+    return f"block {task.block} of {task.array} in {task.op} ({task.func})"
 
 
 def same_dtype(a: np.dtype, b: np.dtype) -> bool:
@@ -155,7 +182,7 @@ def same_dtype(a: np.dtype, b: np.dtype) -> bool:
     return a == b or (a.kind == b.kind and a.itemsize == b.itemsize and a.kind in "biufc")
 
 
-def write_block(out: np.ndarray, result: Any, task: dict, name: str) -> None:
+def write_block(out: np.ndarray, result: Any, task: Task, name: str) -> None:
     """Copy a function's *result* into the output block *out*, checking shape and dtype.
 
     *name* names the function in the error raised for a block of the wrong
@@ -197,7 +224,7 @@ def _escaped(buffers: list) -> int | None:
     return held[0]
 
 
-def _fail(exc: BaseException, task: dict | None, fn: Any, err_buf: int, err_cap: int) -> None:
+def _fail(exc: BaseException, task: Task | None, fn: Any, err_buf: int, err_cap: int) -> None:
     """Keep *exc* for compute() and write its token and message into the error buffer."""
     if task is not None:
         exc.add_note(f"cubego: raised by {describe(fn)} computing {where(task)}")
@@ -222,7 +249,9 @@ def _run(
     key: bytes,
     payload: int,
     payload_len: int,
-    task_json: bytes,
+    desc: Any,
+    desc_len: int,
+    names: bytes,
     n_inputs: int,
     in_ptrs: Any,
     in_nbytes: Any,
@@ -237,14 +266,36 @@ def _run(
             _thread_state.kept = True
         task = fn = None
         try:
-            fn = _function(key, payload, payload_len)
-            task = json.loads(task_json)
-            buffers = [
-                _buffer(in_ptrs[i], in_nbytes[i]) if in_nbytes[i] > 0 else None
-                for i in range(n_inputs)
-            ]
-            inputs = [_view(b, r) for b, r in zip(buffers, task["inputs"], strict=True)]
-            out = _view(_buffer(out_ptr, out_nbytes) if out_nbytes > 0 else None, task["output"])
+            fn = _functions.get(key) or _function(key, payload, payload_len)
+            # The description: first, ndim, nstep, block, start, shape, dtype, step,
+            # then per input: ndim, dtype, start, shape.
+            d = desc[:desc_len]
+            n, s = d[1], d[2]
+            i = 3 + 3 * n
+            shape = tuple(d[3 + 2 * n : i])
+            dtype = _DTYPES[d[i]]
+            step = tuple(d[i + 1 : i + 1 + s])
+            i += 1 + s
+            buffers, inputs, starts = [], [], []
+            for k in range(n_inputs):
+                m = d[i]
+                start, in_shape = d[i + 2 : i + 2 + m], tuple(d[i + 2 + m : i + 2 + 2 * m])
+                nbytes = in_nbytes[k]
+                if nbytes > 0:
+                    buf = _buffer(in_ptrs[k], nbytes)
+                    inputs.append(_ndarray(in_shape, _DTYPES[d[i + 1]], buf))
+                else:
+                    buf = None
+                    inputs.append(np.zeros(in_shape, dtype=_DTYPES[d[i + 1]]))
+                buffers.append(buf)
+                starts.append(start)
+                i += 2 + 2 * m
+            buf = None  # only the list refers to the buffers now (see _escaped)
+            if out_nbytes > 0:
+                out = _ndarray(shape, dtype, _buffer(out_ptr, out_nbytes))
+            else:
+                out = np.zeros(shape, dtype=dtype)
+            task = Task(d[0] == 1, tuple(d[3 : 3 + n]), step, d[3 + n : 3 + 2 * n], starts, names)
             fn(inputs, out, task)
             del inputs, out
             i = _escaped(buffers)

@@ -111,7 +111,7 @@ class _Unpicklable:
         self.reason = reason
         self.id = uuid.uuid4().hex  # distinct ops keep distinct keys
 
-    def __call__(self, inputs: list, out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list, out: np.ndarray, task: _callback.Task) -> None:
         raise TypeError(
             f"cubego: {self.what} could not be pickled ({self.reason}), so it runs only in "
             "the process that created the array"
@@ -215,7 +215,9 @@ def _fields_of(block: np.ndarray, struct: np.dtype) -> dict[str, np.ndarray]:
     return {name: records[name] for name in struct.names}
 
 
-def _store(out: np.ndarray, result: Any, task: dict, struct: np.dtype | None, name: str) -> None:
+def _store(
+    out: np.ndarray, result: Any, task: _callback.Task, struct: np.dtype | None, name: str
+) -> None:
     """Write a function's result into the output block (a dict of fields if structured)."""
     if struct is None:
         _callback.write_block(out, result, task, name)
@@ -307,7 +309,7 @@ class _Blockwise:
         self.block_info = block_info
         self.name = _callback.describe(func)
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         blocks: list[Any] = []
         for b, struct, split in zip(inputs, self.in_structs, self.splits, strict=True):
             if struct is not None:
@@ -319,7 +321,7 @@ class _Blockwise:
         kwargs = self.kwargs
         if self.block_id or self.block_info is not None:
             kwargs = dict(kwargs)
-            block = tuple(task["block"])
+            block = task.block
             if self.out_struct is not None:
                 block = block[:-1]  # not the axis of the records' bytes
             if self.block_id:
@@ -803,8 +805,8 @@ class _GetItem:
         self.func = source
         self.name = f"{type(source).__name__}.__getitem__"
 
-    def __call__(self, inputs: list, out: np.ndarray, task: dict) -> None:
-        start = task["output"]["start"]
+    def __call__(self, inputs: list, out: np.ndarray, task: _callback.Task) -> None:
+        start = task.out_start
         index = tuple(slice(s, s + n) for s, n in zip(start, out.shape, strict=True))
         _callback.write_block(out, np.asarray(self.func[index]), task, self.name)
 
@@ -905,14 +907,14 @@ class _PartialReduce:
         self.out_struct = out_struct
         self.name = _callback.describe(func)
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         block = inputs[0]
         if self.in_struct is not None:
             block = _fields_of(block, self.in_struct)
         if self.initial is not None:
             block = self.initial(block)
         result = self.func(block, axis=self.axis, keepdims=True)
-        if not task["first"]:
+        if not task.first:
             if self.out_struct is not None:
                 previous = {k: v.copy() for k, v in _fields_of(out, self.out_struct).items()}
             else:
@@ -1167,7 +1169,7 @@ class _ScanBlock:
         self.kwargs = kwargs
         self.name = _callback.describe(func)
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         _callback.write_block(
             out, self.func(inputs[0], axis=self.axis, **self.kwargs), task, self.name
         )
@@ -1179,7 +1181,7 @@ class _Last:
     def __init__(self, axis: int):
         self.axis = axis
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         block = inputs[0]
         index = (slice(None),) * self.axis + (slice(block.shape[self.axis] - 1, None),)
         _callback.write_block(out, block[index], task, "scan")
@@ -1211,9 +1213,9 @@ class _AddCarry:
         self.axis = axis
         self.name = _callback.describe(binop)
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         block, carry = inputs
-        if task["block"][self.axis] == 0:
+        if task.block[self.axis] == 0:
             result = block
         else:
             result = self.binop(carry, block)

@@ -151,7 +151,7 @@ class _Gufunc:
         self.outputs = outputs  # None: one output; else (dtype, core shape) per packed output
         self.name = _callback.describe(func)
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         result = self.func(*inputs, **self.kwargs)
         if self.outputs is None:
             _callback.write_block(out, result, task, self.name)
@@ -187,7 +187,7 @@ class _Unpack:
         self.dtype = dtype
         self.core = core
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
         packed = inputs[0]
         size = math.prod(self.core) * self.dtype.itemsize
         if out.size:

@@ -127,8 +127,8 @@ class _Overlap:
         self.block_id = block_id
         self.name = _callback.describe(func)
 
-    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: dict) -> None:
-        block = tuple(task["block"])
+    def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: _callback.Task) -> None:
+        block = task.block
         args = []
         for x, pads in zip(inputs, self.pads, strict=True):
             for axis, before, after, mode, value in pads:
