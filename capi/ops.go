@@ -155,23 +155,11 @@ var opTable = map[string]struct {
 		return ops.ArgReduce(fn, in[0], axis, keep)
 	}},
 	"var": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
-		fn, err := a.str("func", "var")
-		if err != nil {
-			return nil, err
-		}
-		axes, err := a.ints("axis")
-		if err != nil {
-			return nil, err
-		}
-		keep, err := a.boolean("keepdims", false)
+		fn, axes, keep, dt, err := reductionArgs(a, "var")
 		if err != nil {
 			return nil, err
 		}
 		corr, err := a.float("correction", 0)
-		if err != nil {
-			return nil, err
-		}
-		dt, err := optionalDType(a)
 		if err != nil {
 			return nil, err
 		}
@@ -448,23 +436,9 @@ func opAsType(a args, in []*plan.Array) (*plan.Array, error) {
 }
 
 func opReduce(a args, in []*plan.Array) (*plan.Array, error) {
-	fn, err := a.str("func", "")
+	fn, axes, keep, dtype, err := reductionArgs(a, "")
 	if err != nil {
 		return nil, err
-	}
-	axes, err := a.ints("axis")
-	if err != nil {
-		return nil, err
-	}
-	keep, err := a.boolean("keepdims", false)
-	if err != nil {
-		return nil, err
-	}
-	var dtype *ops.DType
-	if dt, ok, err := a.dtype("dtype"); err != nil {
-		return nil, err
-	} else if ok {
-		dtype = &dt
 	}
 	split, err := a.integer("split_every", 0)
 	if err != nil {
@@ -624,4 +598,20 @@ func opStoreInto(a args, in []*plan.Array) (*plan.Array, error) {
 		}
 	}
 	return ops.StoreInto(context.Background(), in[0], ref, region)
+}
+
+// reductionArgs decodes the arguments reductions share: func, axis (a list
+// or null), keepdims and dtype (or null).
+func reductionArgs(a args, defFunc string) (fn string, axes []int, keep bool, dtype *ops.DType, err error) {
+	if fn, err = a.str("func", defFunc); err != nil {
+		return
+	}
+	if axes, err = a.ints("axis"); err != nil {
+		return
+	}
+	if keep, err = a.boolean("keepdims", false); err != nil {
+		return
+	}
+	dtype, err = optionalDType(a)
+	return
 }
