@@ -11,7 +11,7 @@ LIB := python/cubego/libcubego.so
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './.venv/*' -not -path './.git/*' 2>/dev/null)
 GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w"
 
-.PHONY: venv lib demo test pytest fuzz-short clean
+.PHONY: venv lib demo test pytest fuzz-short bench bench-quick clean
 
 ## venv: create .venv and install cubego in editable mode with the test extras
 venv: $(VENV)/.installed
@@ -57,6 +57,21 @@ fuzz-short:
 ## pytest: only the Python tests
 pytest: venv $(LIB)
 	$(VPY) -m pytest -q tests
+
+## bench-quick / bench: the side-by-side benchmark suite (benchmarks/README.md); the
+## peers (Cubed, Dask, zarrs) live in their own venv, installed from the bench extra
+PEERS := benchmarks/.venv-peers
+$(PEERS)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --upgrade pip
+	$(PEERS)/bin/python -m pip install -e '.[bench]'
+	touch $@
+
+bench-quick: venv $(LIB) $(PEERS)/.installed
+	$(PEERS)/bin/python benchmarks/run.py --quick
+
+bench: venv $(LIB) $(PEERS)/.installed
+	$(PEERS)/bin/python benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) build dist tmp .pytest_cache .hypothesis *.egg-info
