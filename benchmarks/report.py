@@ -91,7 +91,11 @@ def groups(doc: dict) -> dict:
             continue
         key = (r.get("size"), r.get("variant"), r["case"])
         out.setdefault(key, {}).setdefault(r["engine"], []).append(r)
-    return out
+    # Size, then workload and case, then the variants in the order they ran.
+    first_seen = {k: i for i, k in enumerate(out)}
+    sizes = {"T": 0, "Q": 1, "M": 2, "L": 3}
+    order = sorted(out, key=lambda k: (sizes.get(k[0], 9), k[2], first_seen[k]))
+    return {k: out[k] for k in order}
 
 
 def ok_runs(recs) -> list[dict]:
