@@ -349,7 +349,8 @@ func (j *job) runTaskWithRetries(ctx context.Context, k *ops.TaskKernel, op *pla
 	for attempt := 0; attempt <= j.opts.Retries; attempt++ {
 		attempts = attempt + 1
 		peak, err = j.runTask(ctx, k, op, block)
-		if err == nil || ctx.Err() != nil {
+		// A Python function that raised would raise again.
+		if err == nil || ctx.Err() != nil || errors.Is(err, ops.ErrPythonFunction) {
 			break
 		}
 	}
