@@ -20,13 +20,6 @@ def _check(x: Any, what: str) -> Array:
 
 def _argreduce(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
     _check(x, func)
-    if x.size == 0 and axis is not None and x.ndim and x.shape[operator.index(axis) % x.ndim]:
-        # No lanes to search, but each would have values: an empty result.
-        from ._creation import zeros
-
-        a = operator.index(axis) % x.ndim
-        shape = tuple(1 if d == a else n for d, n in enumerate(x.shape) if keepdims or d != a)
-        return zeros(shape, dtype="int64", spec=x.spec)
     args = {
         "func": func,
         "axis": None if axis is None else operator.index(axis),

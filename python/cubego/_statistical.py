@@ -6,7 +6,6 @@ All reductions accept Cubed's ``split_every`` (how many blocks one task folds).
 from __future__ import annotations
 
 import builtins
-import math
 import operator
 from typing import Any
 
@@ -52,18 +51,6 @@ def _reduce(func: str, x: Array, axis: Any, keepdims: bool, dtype: Any, split_ev
         "dtype": None if dtype is None else _dtypes.name(dtype),
         "split_every": _split_every(split_every),
     }
-    if func in ("min", "max") and x.size == 0:
-        # An empty result needs no identity, whatever the reduced axes' lengths.
-        # (The library refuses every zero-size min/max; numpy only those with
-        # values to produce.)
-        axes = range(x.ndim) if axis is None else [a % x.ndim for a in args["axis"]]
-        shape = tuple(
-            1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes
-        )
-        if math.prod(shape) == 0:
-            from ._creation import zeros
-
-            return zeros(shape, dtype=x.dtype if dtype is None else dtype, spec=x.spec)
     return apply("reduce", args, [x])
 
 
