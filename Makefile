@@ -41,8 +41,9 @@ test: venv $(LIB)
 	$(MAKE) --no-print-directory fuzz-short
 	$(VPY) -m pytest -q tests
 
-# fuzz-short: 20000 executions of each fuzz target (a count, not a time: a
-# time limit can end mid-execution and fail with "context deadline exceeded") of the decoders and metadata parsers
+# fuzz-short: 20000 executions of each fuzz target of the decoders and metadata
+# parsers (a count, not a time: a time limit can expire mid-execution and fail
+# with "context deadline exceeded")
 FUZZ_TARGETS := zarr:FuzzParseArrayMetadata zarr:FuzzParseArrayMetadataV2 zarr:FuzzZstdDecode \
 	zarr:FuzzGzipDecode zarr:FuzzZlibDecode zarr:FuzzLZ4Decode zarr:FuzzBytesDecode \
 	zarr:FuzzShardIndexDecode zarr/blosc:FuzzDecompress
