@@ -109,6 +109,19 @@ def _metadata() -> str:
     return "\n".join(lines) + "\n\n" + body
 
 
+def _entry_points() -> str:
+    """entry_points.txt: the ``[project.entry-points]`` and ``[project.scripts]`` tables."""
+    project = _pyproject()["project"]
+    groups = dict(project.get("entry-points", {}))
+    if project.get("scripts"):
+        groups["console_scripts"] = project["scripts"]
+    sections = []
+    for group, entries in groups.items():
+        body = "".join(f"{name} = {target}\n" for name, target in entries.items())
+        sections.append(f"[{group}]\n{body}")
+    return "\n".join(sections)
+
+
 def _platform_tag() -> str:
     return sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
@@ -197,6 +210,9 @@ def _write_dist_info(writer: _WheelWriter, dist_info: str, tag: str) -> None:
     writer.add_bytes(f"{dist_info}/METADATA", _metadata().encode())
     writer.add_bytes(f"{dist_info}/WHEEL", _wheel_file(tag).encode())
     writer.add_bytes(f"{dist_info}/top_level.txt", (_settings()["package"] + "\n").encode())
+    entry_points = _entry_points()
+    if entry_points:
+        writer.add_bytes(f"{dist_info}/entry_points.txt", entry_points.encode())
 
 
 def _package_files(package_dir: Path, library: str) -> list[Path]:
@@ -236,6 +252,9 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     target.mkdir(parents=True, exist_ok=True)
     (target / "METADATA").write_text(_metadata(), encoding="utf-8")
     (target / "WHEEL").write_text(_wheel_file(f"py3-none-{_platform_tag()}"), encoding="utf-8")
+    entry_points = _entry_points()
+    if entry_points:
+        (target / "entry_points.txt").write_text(entry_points, encoding="utf-8")
     return dist_info
 
 
