@@ -8,6 +8,9 @@ GO ?= go
 VENV := .venv
 VPY := $(VENV)/bin/python
 LIB := python/cubego/libcubego.so
+# GOEXPERIMENT=simd compiles the SIMD kernels (simd/archsimd, amd64): every
+# build and test below uses them; `test` also runs the kernels without them.
+export GOEXPERIMENT := simd
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './.venv/*' -not -path './.git/*' 2>/dev/null)
 GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w"
 
@@ -38,6 +41,7 @@ demo: venv $(LIB)
 test: venv $(LIB)
 	$(GO) vet ./...
 	CUBEGO_ZARR_PYTHON=$(abspath $(VPY)) CUBEGO_MOTO_PYTHON=$(abspath $(VPY)) $(GO) test -race ./...
+	GOEXPERIMENT= $(GO) test ./ops/...
 	$(MAKE) --no-print-directory fuzz-short
 	$(VPY) -m pytest -q tests
 

@@ -15,6 +15,8 @@ Environment:
 
 ``GO``
     The ``go`` command to use (default: ``go`` on ``PATH``, then ``/usr/local/go/bin/go``).
+``GOEXPERIMENT``
+    Passed on with ``simd`` added, which compiles the SIMD kernels.
 """
 
 from __future__ import annotations
@@ -162,7 +164,9 @@ def _build_library(output: Path) -> None:
         str(output),
         settings["go-package"],
     ]
-    env = dict(os.environ, CGO_ENABLED="1")
+    # GOEXPERIMENT=simd compiles the SIMD kernels (simd/archsimd on amd64).
+    experiments = [e for e in os.environ.get("GOEXPERIMENT", "").split(",") if e]
+    env = dict(os.environ, CGO_ENABLED="1", GOEXPERIMENT=",".join([*experiments, "simd"]))
     print("cubego: " + " ".join(cmd), file=sys.stderr, flush=True)
     result = subprocess.run(cmd, cwd=ROOT, env=env)
     if result.returncode != 0:

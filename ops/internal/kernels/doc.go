@@ -19,7 +19,10 @@
 //     semantics, scalars and constant chunks.
 //   - [Reduce]: sum, prod, min, max, any, all and the nan-skipping variants
 //     over any axes, starting or continuing an accumulation across chunks.
-//   - [Matmul]: batched matrix products (gonum BLAS for floats and complex).
+//   - [Matmul]: batched matrix products: float32/float64 through a blocked
+//     GEMM with AVX-512 or AVX2 micro-kernels when built with
+//     GOEXPERIMENT=simd on amd64 (gemm.go), else gonum BLAS; complex through
+//     gonum.
 //   - [Arange], [RandomUniform], [RandomIntegers]: chunk generators whose
 //     values depend only on the element's index in the whole array, never on
 //     the chunking.

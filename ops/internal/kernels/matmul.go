@@ -15,7 +15,8 @@ import (
 // Matmul computes acc = a @ b (first) or acc += a @ b over a stack of
 // matrices: a is (..., m, k), b (..., k, n) and acc (..., m, n), all
 // C-contiguous with the same batch shape and dtype. Floats and complex
-// numbers use gonum's Gemm; integers wrap; bool is an OR of ANDs. 1-D
+// numbers use gemm (gemm.go) where the CPU and build have its SIMD
+// kernels, else gonum's Gemm; integers wrap; bool is an OR of ANDs. 1-D
 // operands are the caller's to reshape.
 func Matmul(acc, a, b Operand, first bool) error {
 	dt := acc.DType
@@ -57,6 +58,9 @@ func Matmul(acc, a, b Operand, first bool) error {
 	switch dt {
 	case zarr.Float32:
 		mm = func(c, a, b []byte) {
+			if gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), first) {
+				return
+			}
 			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
 				blas32.General{Rows: m, Cols: k, Stride: k, Data: as[float32](a)},
 				blas32.General{Rows: k, Cols: n, Stride: n, Data: as[float32](b)},
@@ -64,6 +68,9 @@ func Matmul(acc, a, b Operand, first bool) error {
 		}
 	case zarr.Float64:
 		mm = func(c, a, b []byte) {
+			if gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), first) {
+				return
+			}
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
 				blas64.General{Rows: m, Cols: k, Stride: k, Data: as[float64](a)},
 				blas64.General{Rows: k, Cols: n, Stride: n, Data: as[float64](b)},
