@@ -91,7 +91,7 @@ func computeOptions(a args) (engine.Options, error) {
 	if o.BatchSize, err = a.integer("batch_size", 0); err != nil {
 		return o, err
 	}
-	if o.ComputeArraysInParallel, err = a.boolean("compute_arrays_in_parallel", false); err != nil {
+	if o.ComputeArraysInParallel, err = a.boolean("compute_arrays_in_parallel", true); err != nil {
 		return o, err
 	}
 	if o.UseBackups, err = a.boolean("use_backups", false); err != nil {
