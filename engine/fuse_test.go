@@ -176,3 +176,50 @@ func TestIntermediatesInMemoryWithinBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestElementwiseFusesIntoRechunk(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{12, 10}, []any{3, 4}, seq(120))
+	w := literal(t, spec, []int{12, 10}, []any{3, 4}, seq(120))
+	one, m1 := 1, -1
+	two := &plan.Scalar{Kind: 'i', I: 2}
+	scaled, _ := ops.Elemwise("multiply", ops.Operand{Array: x}, ops.Operand{Scalar: two})
+	// Misaligned (irregular chunks, one-stage rechunk) and aligned (regular
+	// chunks, a rechunk copy whose tasks each write several blocks).
+	a, _ := ops.GetItem(scaled, []ops.Index{{Kind: ops.IndexSlice, Start: &one}, {Kind: ops.IndexSlice, Start: &one}})
+	b, _ := ops.GetItem(w, []ops.Index{{Kind: ops.IndexSlice, Stop: &m1}, {Kind: ops.IndexSlice, Stop: &m1}})
+	diff, _ := ops.Elemwise("subtract", ops.Operand{Array: a}, ops.Operand{Array: b})
+	neg, _ := ops.Elemwise("negative", ops.Operand{Array: scaled})
+	for _, c := range []struct {
+		name   string
+		src    *plan.Array
+		chunks []any
+	}{{"misaligned", diff, []any{4, 4}}, {"aligned", neg, []any{12, 2}}, {"aligned-grouped", neg, []any{6, 8}}} {
+		r, err := ops.Rechunk(c.src, c.chunks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := compute(t, Options{}, r)[0]
+		got, n := computeFused(t, r)
+		if n != 1 {
+			t.Errorf("%s: %d ops after fusion, want 1 (the rechunk evaluating the expression)", c.name, n)
+		}
+		for i := range want {
+			if got[0][i] != want[i] {
+				t.Fatalf("%s: element %d fused %v, unfused %v", c.name, i, got[0][i], want[i])
+			}
+		}
+	}
+}
+
+func TestRechunkIsNotFusedIntoItsConsumer(t *testing.T) {
+	spec := testSpec(t)
+	x := literal(t, spec, []int{12, 10}, []any{3, 4}, seq(120))
+	r, _ := ops.Rechunk(x, []any{12, 2})
+	neg, _ := ops.Elemwise("negative", ops.Operand{Array: r})
+	p, _ := plan.Build([]*plan.Array{neg})
+	before := len(p.Ops)
+	if _, n := computeFused(t, neg); n != before {
+		t.Errorf("%d ops after fusion, want %d: a rechunk's source must not be read through its consumer's blocks", n, before)
+	}
+}

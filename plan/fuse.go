@@ -65,12 +65,23 @@ func isMap(op *Op) bool {
 	return op.Kind == "blockwise" && op.Kernel.Core == "map" && len(op.Kernel.Exprs) == 1
 }
 
+// isRechunk reports whether op is a rechunk copy (a map whose one input is
+// read at the output's positions, through other chunks).
+func isRechunk(op *Op) bool {
+	return op.Kind == "rechunk" && op.Kernel.Core == "map" && len(op.Kernel.Exprs) == 1
+}
+
 // fuseInto returns consumer c with producer p fused in, or nil when the
-// two cannot fuse. The consumer is a map, or a reduction round folding
-// over p's output (only its folded operand, Exprs[0], reads inputs).
+// two cannot fuse. The consumer is a map, a rechunk copy (which then
+// evaluates p's expression over its own blocks, as to_zarr of a
+// misaligned difference does), or a reduction round folding over p's
+// output (only its folded operand, Exprs[0], reads inputs). A rechunk is
+// never fused into its consumers: reading its source through the
+// consumer's blocks would read source chunks more than once, which is
+// what rechunking in stages avoids.
 func fuseInto(c, p *Op) *Op {
 	reduce := c.Kind == "blockwise" && c.Kernel.Core == "reduce"
-	if !(isMap(c) || reduce) || !isMap(p) {
+	if !(isMap(c) || isRechunk(c) || reduce) || !isMap(p) {
 		return nil
 	}
 	x := p.Output
@@ -117,7 +128,7 @@ func fuseInto(c, p *Op) *Op {
 	k.Exprs = append([]*Expr{expr}, c.Kernel.Exprs[1:]...)
 	fn := p.Func + "+" + c.Func
 	return &Op{ID: c.ID, Name: c.Name, Func: fn, Kind: c.Kind, Inputs: inputs, Output: c.Output,
-		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem)}
+		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem), TaskBlocks: c.TaskBlocks}
 }
 
 // compose maps a dimension of one of P's inputs, given in the frame of

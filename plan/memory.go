@@ -62,20 +62,22 @@ func ProjectedMem(op *Op) int64 {
 	}
 	outBytes := op.Output.ChunkBytes()
 	total += outBytes * (1 + copies.Write)
+	// The elements a task computes at once: one block, or with TaskBlocks
+	// several, computed together in one buffer and written one chunk at a
+	// time from a chunk-sized copy.
+	taskElems := outBytes / int64(max(op.Output.DType.Size(), 1))
 	if op.TaskBlocks != nil {
-		// A task's blocks are computed together in one buffer and written
-		// one chunk at a time from a chunk-sized copy.
-		super := int64(op.Output.DType.Size())
+		taskElems = 1
 		for d := range op.Output.NDim() {
-			super *= int64(op.maxOutExtent(d))
+			taskElems *= int64(op.maxOutExtent(d))
 		}
-		total += super
+		total += taskElems * int64(op.Output.DType.Size())
 	}
 	elem := int64(16) // temporaries are costed at the widest element size
 	switch op.Kernel.Core {
 	case "map":
 		for _, e := range op.Kernel.Exprs {
-			total += int64(e.Temporaries()) * op.Output.ChunkBytes() / int64(max(op.Output.DType.Size(), 1)) * elem
+			total += int64(e.Temporaries()) * taskElems * elem
 		}
 	default:
 		for _, e := range op.Kernel.Exprs {
