@@ -28,7 +28,7 @@ func TestMeasuredWithinProjected(t *testing.T) {
 	}
 	one := &plan.Scalar{Kind: 'i', I: 1}
 	two := &plan.Scalar{Kind: 'i', I: 2}
-	c1, step2 := 1, 2
+	c1, m1, step2 := 1, -1, 2
 	chunk := []any{2048, 2048} // 2048 × 2048 float64 = 33.5 MB
 	x := must(ops.Random([]int{4096, 4096}, zarr.Float64, 1, chunk, spec))
 	y := must(ops.Random([]int{4096, 4096}, zarr.Float64, 2, chunk, spec))
@@ -50,6 +50,11 @@ func TestMeasuredWithinProjected(t *testing.T) {
 		"rechunk copy":    must(ops.Rechunk(xs, []any{4096, 1024})),
 		"indexing":        must(ops.GetItem(ys, []ops.Index{{Kind: ops.IndexSlice, Start: &c1}, {Kind: ops.IndexSlice, Step: &step2}})),
 		"concatenation":   must(ops.Concat([]*plan.Array{xs, ys}, 0)),
+		// A misaligned difference evaluated by the rechunk copy that
+		// regularises its chunks (to_zarr's shape).
+		"fused rechunk": must(ops.Rechunk(must(ops.Elemwise("subtract",
+			ops.Operand{Array: must(ops.GetItem(xs, []ops.Index{{Kind: ops.IndexSlice, Start: &c1}}))},
+			ops.Operand{Array: must(ops.GetItem(ys, []ops.Index{{Kind: ops.IndexSlice, Stop: &m1}}))})), chunk)),
 	}
 	var outs []*plan.Array
 	names := map[*plan.Op]string{}
