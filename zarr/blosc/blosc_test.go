@@ -158,6 +158,16 @@ func TestShuffleInverse(t *testing.T) {
 			}
 			a, b, tmp := make([]byte, len(src)), make([]byte, len(src)), make([]byte, len(src))
 			shuffle(a, src, ts)
+			// The byte planes, as the simple loop of shuffle's comment.
+			want := bytes.Clone(src)
+			for i := range n {
+				for j := range ts {
+					want[j*n+i] = src[i*ts+j]
+				}
+			}
+			if !bytes.Equal(a, want) {
+				t.Errorf("shuffle ts=%d n=%d differs from the simple loop", ts, n)
+			}
 			unshuffle(b, a, ts)
 			if !bytes.Equal(b, src) {
 				t.Errorf("unshuffle(shuffle) ts=%d n=%d differs", ts, n)
@@ -314,5 +324,27 @@ func TestFuzzSeeds(t *testing.T) {
 		if got, err := os.ReadFile(path); err != nil || string(got) != want {
 			t.Errorf("fuzz seed %s is missing or stale; run go test ./zarr/blosc -run TestFuzzSeeds -args -update-seeds", path)
 		}
+	}
+}
+
+func BenchmarkShuffle(b *testing.B) {
+	for _, ts := range []int{2, 4, 8} {
+		src := make([]byte, 1<<20)
+		for i := range src {
+			src[i] = byte(i * 7)
+		}
+		dst := make([]byte, len(src))
+		b.Run(fmt.Sprintf("shuffle/%d", ts), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				shuffle(dst, src, ts)
+			}
+		})
+		b.Run(fmt.Sprintf("unshuffle/%d", ts), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				unshuffle(src, dst, ts)
+			}
+		})
 	}
 }
