@@ -22,7 +22,7 @@ import zarr
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "engines"))
 
 from workloads import ArraySpec, parse_variant  # noqa: E402
-from zarr_output import compressors  # noqa: E402
+from zarr_output import compressors, shard_shape  # noqa: E402
 
 RECORD = "bench.json"
 
@@ -40,11 +40,19 @@ def chunk_data(spec: ArraySpec, data: str, index: tuple[int, ...], shape: tuple[
     return block
 
 
-def _blocks(shape, chunks):
-    ranges = [range(0, max(s, 1), c) for s, c in zip(shape, chunks, strict=True)]
+def _blocks(shape, chunks, region=None):
+    """(chunk index, slices) of each chunk of an array, or of those inside
+    *region* (slices on chunk boundaries)."""
+    if region is None:
+        region = tuple(slice(0, s) for s in shape)
+    ranges = [
+        range(r.start, max(r.stop, r.start + 1), c) for r, c in zip(region, chunks, strict=True)
+    ]
     for starts in itertools.product(*ranges):
         index = tuple(s // c for s, c in zip(starts, chunks, strict=True))
-        sl = tuple(slice(s, min(s + c, n)) for s, c, n in zip(starts, chunks, shape, strict=True))
+        sl = tuple(
+            slice(s, min(s + c, r.stop)) for s, c, r in zip(starts, chunks, region, strict=True)
+        )
         yield index, sl
 
 
@@ -63,10 +71,12 @@ def ensure_input(data_dir: str, size: str, variant: str, spec: ArraySpec) -> tup
             if json.load(f).get("array") == record["array"]:
                 return path, False
     shutil.rmtree(path, ignore_errors=True)
+    shards = shard_shape(codec, spec.shape, spec.chunks)
     z = zarr.create_array(
         store=path,
         shape=spec.shape,
         chunks=spec.chunks,
+        shards=shards,
         dtype=spec.dtype,
         compressors=compressors(codec),
         fill_value=0,
@@ -74,12 +84,18 @@ def ensure_input(data_dir: str, size: str, variant: str, spec: ArraySpec) -> tup
     )
 
     def write(item):
-        index, sl = item
-        shape = tuple(s.stop - s.start for s in sl)
-        z[sl] = chunk_data(spec, data, index, shape)
+        # One write per shard (or chunk), so that no two threads write into
+        # the same shard; each chunk's data depends only on its index.
+        _, region = item
+        block = np.empty(tuple(s.stop - s.start for s in region), dtype=spec.dtype)
+        for index, sl in _blocks(spec.shape, spec.chunks, region):
+            shape = tuple(s.stop - s.start for s in sl)
+            inner = tuple(slice(s.start - r.start, s.stop - r.start) for s, r in zip(sl, region))
+            block[inner] = chunk_data(spec, data, index, shape)
+        z[region] = block
 
     with ThreadPoolExecutor(2) as pool:
-        for _ in pool.map(write, _blocks(spec.shape, spec.chunks)):
+        for _ in pool.map(write, _blocks(spec.shape, shards or spec.chunks)):
             pass
     with open(record_path, "w") as f:
         json.dump(record, f)

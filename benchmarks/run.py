@@ -69,7 +69,7 @@ def parse_args(argv=None):
     p.add_argument(
         "--variants",
         default=None,
-        help="<codec>-<data>: codec none|zstd|blosc, data uniform|compressible (default "
+        help="<codec>-<data>: codec none|zstd|blosc|shard, data uniform|compressible (default "
         f"{','.join(wl.DEFAULT_VARIANTS)}; --quick: none-uniform; W8 always adds the "
         "compressible zstd and blosc variants)",
     )
@@ -378,8 +378,11 @@ def run_one(case, engine, variant, size, inputs, round_, args, state) -> dict:
     if status == "ok" and round_ == 0:
         if job["output"] and os.path.exists(job["output"]):
             rec["checksum"] = datagen.checksum(job["output"])
-            want = ["bytes"] + (
-                [] if job["output_spec"]["codec"] == "none" else [job["output_spec"]["codec"]]
+            codec = job["output_spec"]["codec"]
+            want = (
+                ["sharding_indexed"]
+                if codec == "shard"
+                else ["bytes"] + ([] if codec == "none" else [codec])
             )
             if rec["checksum"]["codecs"] != want:
                 rec["notes"].append(

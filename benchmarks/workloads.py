@@ -16,7 +16,9 @@ Data variants
 -------------
 A variant is ``<codec>-<data>``: codec ``none`` (bytes only), ``zstd``
 (zarr-python's default for Zarr v3: level 0, no checksum) or ``blosc``
-(lz4, byte shuffle); data ``uniform`` (U[0, 1) floats or uniform integers:
+(lz4, byte shuffle) or ``shard`` (zstd inside ``sharding_indexed``, shards
+of 2 × 2 × … chunks: engines read chunk by chunk through the shard index
+and write whole shards); data ``uniform`` (U[0, 1) floats or uniform integers:
 incompressible) or ``compressible`` (the same with every other element along the
 last axis set to zero, as in coiled/benchmarks). Inputs and outputs of a
 comparison use the variant's codec in every engine; intermediates are
@@ -267,12 +269,13 @@ def w8(size: str) -> list[Case]:
     shape = _pick(size, (64, 64, 64), (256, 512, 512), (1024, 2048, 2048), (2048, 2048, 2048))
     c = _pick(size, 32, 128, 256, 256)
     x = ArraySpec("w8_x", shape, (c, c, c), U2, 81)
-    # W8 is about codecs: zstd (zarr-python's default) and blosc (lz4 with shuffle).
-    # The smoke sizes keep only blosc, so that --quick stays under five minutes.
+    # W8 is about codecs: zstd (zarr-python's default), blosc (lz4 with shuffle)
+    # and sharding (zstd inside shards). The smoke sizes keep only blosc and
+    # sharding, so that --quick stays under five minutes.
     extra = (
-        ("blosc-compressible",)
+        ("blosc-compressible", "shard-compressible")
         if size in ("T", "Q")
-        else ("zstd-compressible", "blosc-compressible")
+        else ("zstd-compressible", "blosc-compressible", "shard-compressible")
     )
     return [
         Case(
@@ -326,9 +329,9 @@ def variants_for(case: Case, requested: tuple[str, ...]) -> list[str]:
 
 def parse_variant(variant: str) -> tuple[str, str]:
     codec, _, data = variant.partition("-")
-    if codec not in ("none", "zstd", "blosc") or data not in ("uniform", "compressible"):
+    if codec not in ("none", "zstd", "blosc", "shard") or data not in ("uniform", "compressible"):
         raise ValueError(
-            f"unknown variant {variant!r}: expected <codec>-<data> with codec none, zstd or "
-            "blosc and data uniform or compressible"
+            f"unknown variant {variant!r}: expected <codec>-<data> with codec none, zstd, "
+            "blosc or shard and data uniform or compressible"
         )
     return codec, data

@@ -205,3 +205,15 @@ def _json_default(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     return str(o)
+
+
+# A shard of the ``shard`` codec holds this many chunks along each dimension.
+SHARD_CHUNKS = 2
+
+
+def shard_shape(codec: str, shape, chunks) -> tuple | None:
+    """The shard shape for a codec name: ``None`` unless the codec is ``shard``
+    (zstd inside ``sharding_indexed``, up to ``SHARD_CHUNKS`` chunks a side)."""
+    if codec != "shard":
+        return None
+    return tuple(c * min(SHARD_CHUNKS, -(-s // c)) for s, c in zip(shape, chunks))

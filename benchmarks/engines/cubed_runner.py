@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cubed  # noqa: E402
 import cubed.random  # noqa: E402, F401
 import zarr  # noqa: E402
-from common import Outcome, main  # noqa: E402
+from common import Outcome, main, shard_shape  # noqa: E402
 from cubed.runtime.pipeline import visit_nodes  # noqa: E402
 from zarr_output import create_output  # noqa: E402
 
@@ -93,6 +93,11 @@ def compute(*arrays) -> Outcome:
 
 def store(x, job) -> Outcome:
     target = create_output(job)
+    out = job["output_spec"]
+    shards = shard_shape(out["codec"], out["shape"], out["chunks"])
+    if shards is not None:
+        # One task per shard: tasks writing parts of one shard would race.
+        x = cubed.rechunk(x, shards)
     history = OpHistory()
     cubed.store(x, target, callbacks=[history])
     return Outcome(None, history.stats())

@@ -14,7 +14,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import NotSupported, Outcome, main  # noqa: E402
+from common import NotSupported, Outcome, main, shard_shape  # noqa: E402
 
 import cubego  # noqa: E402
 import cubego.random  # noqa: E402, F401
@@ -72,7 +72,7 @@ def codec_chain(codec: str, dtype: str) -> list | None:
     """``compressors=`` for a codec name, as the Zarr v3 codec dicts zarr-python writes."""
     if codec == "none":
         return None
-    if codec == "zstd":
+    if codec in ("zstd", "shard"):
         return [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     if codec == "blosc":
         conf = {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}
@@ -87,6 +87,9 @@ def store(x, job: dict) -> Outcome:
     kwargs = {}
     if "compressors" in inspect.signature(cubego.to_zarr).parameters:
         kwargs["compressors"] = codec_chain(out["codec"], out["dtype"])
+    shards = shard_shape(out["codec"], out["shape"], out["chunks"])
+    if shards is not None:
+        kwargs["shards"] = shards
     cubego.to_zarr(x, job["output"], overwrite=True, **kwargs)
     return Outcome(None, stats())
 

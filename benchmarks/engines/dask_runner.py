@@ -19,7 +19,7 @@ import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
 import zarr  # noqa: E402
-from common import Outcome, main  # noqa: E402
+from common import Outcome, main, shard_shape  # noqa: E402
 from dask.base import collections_to_expr  # noqa: E402
 from zarr_output import create_output  # noqa: E402
 
@@ -52,6 +52,11 @@ def compute(*arrays) -> Outcome:
 
 def store(x, job) -> Outcome:
     target = create_output(job)
+    out = job["output_spec"]
+    shards = shard_shape(out["codec"], out["shape"], out["chunks"])
+    if shards is not None:
+        # One task per shard: tasks writing parts of one shard would race.
+        x = x.rechunk(shards)
     da.store(x, target, lock=False, **scheduler())
     return Outcome(None, graph_stats(x))
 

@@ -1,7 +1,8 @@
 """Zarr arrays the Python peers (Cubed, Dask, numpy) read and write with zarr-python.
 
-``compressors`` maps a variant's codec to zarr-python's ``compressors=``; the
-data generator uses it too, so inputs and outputs share one definition.
+``compressors`` maps a variant's codec to zarr-python's ``compressors=`` and
+``shard_shape`` gives the shards of the ``shard`` codec; the data generator
+uses them too, so inputs and outputs share one definition.
 """
 
 from __future__ import annotations
@@ -9,14 +10,15 @@ from __future__ import annotations
 import shutil
 
 import zarr
+from common import shard_shape  # noqa: F401 - re-exported for the data generator
 from zarr.codecs import BloscCodec, ZstdCodec
 
 
 def compressors(codec: str) -> list | None:
-    """zarr-python ``compressors=`` for a codec name (none, zstd, blosc)."""
+    """zarr-python ``compressors=`` for a codec name (none, zstd, blosc, shard)."""
     if codec == "none":
         return None
-    if codec == "zstd":
+    if codec in ("zstd", "shard"):
         # zarr-python's default for Zarr v3.
         return [ZstdCodec(level=0, checksum=False)]
     if codec == "blosc":
@@ -34,6 +36,7 @@ def create_output(job: dict) -> zarr.Array:
         chunks=tuple(out["chunks"]),
         dtype=out["dtype"],
         compressors=compressors(out["codec"]),
+        shards=shard_shape(out["codec"], out["shape"], out["chunks"]),
         fill_value=0,
         overwrite=True,
     )
