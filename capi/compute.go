@@ -33,8 +33,9 @@ type job struct {
 // The option keys of cg_compute_start and cg_plan (docs/capi.md).
 var (
 	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
-		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume", "intermediate_mem"}
-	planKeys = []string{"optimize_graph", "dot"}
+		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume", "intermediate_mem",
+		"max_total_source_arrays", "max_total_num_input_blocks"}
+	planKeys = []string{"optimize_graph", "dot", "max_total_source_arrays", "max_total_num_input_blocks"}
 )
 
 // checkKeys refuses option keys outside known, naming them all.
@@ -54,18 +55,30 @@ func checkKeys(a args, what string, known []string) error {
 }
 
 // buildPlan finalises the plan of arrays, fused unless the options say
-// "optimize_graph": false.
+// "optimize_graph": false, within the bounds "max_total_source_arrays" and
+// "max_total_num_input_blocks" (Cubed's names; 0 for no bound).
 func buildPlan(arrays []*plan.Array, a args) (*plan.Plan, error) {
 	optimize, err := a.boolean("optimize_graph", true)
 	if err != nil {
 		return nil, err
+	}
+	bounds := plan.DefaultFuseOptions
+	if bounds.MaxSourceArrays, err = a.integer("max_total_source_arrays", bounds.MaxSourceArrays); err != nil {
+		return nil, err
+	}
+	if bounds.MaxInputBlocks, err = a.integer("max_total_num_input_blocks", bounds.MaxInputBlocks); err != nil {
+		return nil, err
+	}
+	if bounds.MaxSourceArrays < 0 || bounds.MaxInputBlocks < 0 {
+		return nil, plan.Errorf(plan.ErrValue, "max_total_source_arrays and max_total_num_input_blocks must be ≥ 0 (0: no bound), got %d and %d",
+			bounds.MaxSourceArrays, bounds.MaxInputBlocks)
 	}
 	p, err := plan.Build(arrays)
 	if err != nil {
 		return nil, err
 	}
 	if optimize {
-		p.Fuse()
+		p.FuseWith(bounds)
 	}
 	return p, nil
 }

@@ -7,11 +7,14 @@ package plan
 // compose: P reading element s + t·j of an input for X's element j, and C
 // reading X's element S + T·i for its own element i, makes the fused op
 // read element (s + t·S) + t·T·i. A fusion is kept only when the fused op's
-// projected memory fits allowed_mem.
+// projected memory fits allowed_mem and it keeps within FuseOptions.
 //
 // Fuse leaves the arrays and ops that users hold untouched: fused ops are
-// new ops producing the same output arrays.
-func (p *Plan) Fuse() {
+// new ops producing the same output arrays. It applies DefaultFuseOptions.
+func (p *Plan) Fuse() { p.FuseWith(DefaultFuseOptions) }
+
+// FuseWith is Fuse with the given bounds on what a fused op reads.
+func (p *Plan) FuseWith(bounds FuseOptions) {
 	outputs := map[*Array]bool{}
 	for _, a := range p.Outputs {
 		outputs[a] = true
@@ -38,7 +41,7 @@ func (p *Plan) Fuse() {
 				if fused == nil {
 					continue
 				}
-				if pm := ProjectedMem(fused); pm <= p.Spec.AllowedMem {
+				if ProjectedMem(fused) <= p.Spec.AllowedMem && bounds.allows(fused) {
 					cur = fused
 					removed[prod] = true
 					changed = true

@@ -37,6 +37,55 @@ def test_elementwise_chain_fuses(spec):
     assert [op.stage for op in unfused.ops] == [0, 1]
 
 
+def _stored(spec, tmp_path, n, shape=(40, 40), chunks=10):
+    """*n* stored (non-virtual) arrays with numpy copies."""
+    rng = np.random.default_rng(7)
+    xs, ns = [], []
+    for i in range(n):
+        a = rng.random(shape)
+        path = tmp_path / f"in{i}.zarr"
+        cubego.to_zarr(cubego.asarray(a, chunks=chunks, spec=spec), str(path))
+        xs.append(cubego.from_zarr(str(path), spec=spec))
+        ns.append(a)
+    return xs, ns
+
+
+def test_fusion_bounds_source_arrays(spec, tmp_path):
+    import functools
+
+    xs, ns = _stored(spec, tmp_path, 5)
+    total = xs[0] + xs[1] + xs[2] + xs[3] + xs[4]
+    # Cubed's default: a fused op reads at most 4 stored arrays.
+    assert cubego.plan(total).num_ops == 2
+    assert cubego.plan(total, max_total_source_arrays=5).num_ops == 1
+    assert cubego.plan(total, max_total_source_arrays=0).num_ops == 1  # no bound
+
+    def multiple_inputs_optimize_dag(dag, **kwargs):  # Cubed's optimizer, by name
+        raise AssertionError("never called")
+
+    partial = functools.partial(multiple_inputs_optimize_dag, max_total_source_arrays=8)
+    assert cubego.plan(total, optimize_function=partial).num_ops == 1
+    (got,) = cubego.compute(total, max_total_source_arrays=8)
+    np.testing.assert_allclose(got, sum(ns))
+    with pytest.raises(NotImplementedError, match="optimize_function"):
+        cubego.plan(total, optimize_function=lambda dag: dag)
+    with pytest.raises(ValueError, match="max_total_source_arrays"):
+        cubego.plan(total, max_total_source_arrays=-1)
+
+
+def test_fusion_bounds_input_blocks(spec, tmp_path):
+    (x, y), (nx, ny) = _stored(spec, tmp_path, 2)
+    # The difference is chunked like x[1:, 1:] (9, 10, 10, 10): a task reads one
+    # block of x and, misaligned by one element along each axis, up to 2 × 2 of y.
+    d = x[1:, 1:] - y[:-1, :-1]
+    assert cubego.plan(d).num_ops == 1
+    assert cubego.plan(d, max_total_num_input_blocks=5).num_ops == 1
+    few = cubego.plan(d, max_total_num_input_blocks=4)
+    assert few.num_ops > 1
+    (got,) = cubego.compute(d, max_total_num_input_blocks=4)
+    np.testing.assert_array_equal(got, nx[1:, 1:] - ny[:-1, :-1])
+
+
 def test_reduction_rounds(spec):
     a = make_data((64, 8), "float64")
     x = cubego.asarray(a, chunks=(4, 8), spec=spec)  # 16 blocks along axis 0

@@ -217,16 +217,50 @@ def _check_arrays(arrays: tuple[Any, ...], what: str) -> None:
             raise TypeError(f"{what}: expected cubego arrays, got {type(x).__name__}")
 
 
-def plan_info(*arrays: Array, optimize_graph: bool = True, dot: bool = False) -> dict:
-    """The ``cg_plan`` JSON of *arrays*: statistics (and DOT) without running anything."""
+#: Cubed's bounds on what one fused operation reads (docs/execution.md).
+FUSION_BOUNDS = ("max_total_source_arrays", "max_total_num_input_blocks")
+
+
+def fusion_options(options: dict) -> dict:
+    """*options* with Cubed's ``optimize_function`` turned into fusion bounds.
+
+    Cubed takes its bounds as ``optimize_function=functools.partial(
+    multiple_inputs_optimize_dag, max_total_source_arrays=8)``; cubego fuses with its
+    own optimizer and takes the same bounds as options, so such a partial becomes its
+    keywords. Any other ``optimize_function`` raises ``NotImplementedError``.
+    """
+    fn = options.pop("optimize_function", None)
+    if fn is None:
+        return options
+    target = getattr(fn, "func", None)
+    keywords = dict(getattr(fn, "keywords", None) or {})
+    if getattr(target, "__name__", None) != "multiple_inputs_optimize_dag" or set(keywords) - set(
+        FUSION_BOUNDS
+    ):
+        raise NotImplementedError(
+            f"optimize_function={fn!r} is not supported: cubego fuses with its own optimizer; "
+            "pass max_total_source_arrays=... and max_total_num_input_blocks=... to compute "
+            "instead (or optimize_graph=False)"
+        )
+    return {**keywords, **options}
+
+
+def plan_info(
+    *arrays: Array, optimize_graph: bool = True, dot: bool = False, **fusion: Any
+) -> dict:
+    """The ``cg_plan`` JSON of *arrays*: statistics (and DOT) without running anything.
+
+    *fusion* takes the bounds of :data:`FUSION_BOUNDS` or Cubed's ``optimize_function``.
+    """
     _check_arrays(arrays, "plan")
-    options: dict[str, Any] = {"optimize_graph": bool(optimize_graph)}
+    options: dict[str, Any] = fusion_options(dict(fusion))
+    options["optimize_graph"] = bool(optimize_graph)
     if dot:
         options["dot"] = True
     return _lib.plan_info([x._handle for x in arrays], options)
 
 
-def plan(*arrays: Array, optimize_graph: bool = True) -> FinalizedPlan:
+def plan(*arrays: Array, optimize_graph: bool = True, **fusion: Any) -> FinalizedPlan:
     """The finalised plan that computing *arrays* together would run.
 
     Nothing runs and nothing is checked against ``allowed_mem``: see
@@ -237,8 +271,11 @@ def plan(*arrays: Array, optimize_graph: bool = True) -> FinalizedPlan:
     *arrays : Array
     optimize_graph : bool, default True
         Fuse operations, as ``compute`` does.
+    **fusion
+        ``max_total_source_arrays`` (default 4) and ``max_total_num_input_blocks``
+        (default 10), as for ``compute``.
     """
-    return FinalizedPlan(plan_info(*arrays, optimize_graph=optimize_graph))
+    return FinalizedPlan(plan_info(*arrays, optimize_graph=optimize_graph, **fusion))
 
 
 # ---------------------------------------------------------------------- running
@@ -281,6 +318,7 @@ def options(arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwar
         opts["executor"] = name
     opts.update(spec.executor_options)
     opts.update(kwargs)
+    opts = fusion_options(opts)
     for key in IGNORED_OPTIONS:
         if key in opts:
             del opts[key]
@@ -424,8 +462,10 @@ def compute(
         Fuse blockwise operations before running.
     **kwargs
         Executor options, updating the spec's ``executor_options``: ``max_workers``,
-        ``retries``, ``batch_size``, ``use_backups``, ``compute_arrays_in_parallel``
-        (see docs/execution.md). Unknown options raise ``ValueError``.
+        ``retries``, ``batch_size``, ``use_backups``, ``compute_arrays_in_parallel``,
+        and the fusion bounds ``max_total_source_arrays`` (default 4) and
+        ``max_total_num_input_blocks`` (default 10; 0 for no bound) (see
+        docs/execution.md). Unknown options raise ``ValueError``.
 
     Returns
     -------

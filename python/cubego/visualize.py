@@ -24,6 +24,7 @@ def visualize(
     optimize_graph: bool = True,
     show_hidden: bool = False,
     engine: str | None = None,
+    **fusion: Any,
 ) -> Any:
     """Write the plan that computing *arrays* would run as a graph.
 
@@ -47,6 +48,9 @@ def visualize(
         Accepted for Cubed compatibility; cubego's plans have no hidden operations.
     engine : {None, "graphviz"}
         Only Graphviz is supported.
+    **fusion
+        The fusion bounds ``max_total_source_arrays`` and ``max_total_num_input_blocks``,
+        as for ``compute``.
 
     Returns
     -------
@@ -59,7 +63,7 @@ def visualize(
     fmt = (format or "svg").lower().lstrip(".")
     if fmt != "dot" and fmt not in _IMAGE_FORMATS:
         raise ValueError(f"visualize: unsupported format {format!r}; use svg, png, pdf or dot")
-    info = plan_info(*arrays, optimize_graph=optimize_graph, dot=True)
+    info = plan_info(*arrays, optimize_graph=optimize_graph, dot=True, **fusion)
     finalized = FinalizedPlan(info)
     if finalized.exceeds_memory:
         names = ", ".join(op.name for op in finalized.ops_exceeding_memory)
