@@ -92,7 +92,9 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		frame := t.frameShape(ins)
 		leaf := func(i int) kernels.Operand { return t.frameView(i, ins[i], frame) }
 		var x kernels.Operand
-		if e := k.Exprs[0]; e.Op != "input" {
+		if e := k.Exprs[0]; plan.FoldsCast(k.Reduce, e) {
+			x = leaf(e.Args[0].Input) // widened as it is folded
+		} else if e.Op != "input" {
 			buf := alloc.Allocate(int(plan.Prod(frame)) * e.DType.Size())
 			defer alloc.Free(buf)
 			if err := evalInto(alloc, e, frame, leaf, buf); err != nil {

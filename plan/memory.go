@@ -80,8 +80,8 @@ func ProjectedMem(op *Op) int64 {
 			total += int64(e.Temporaries()) * taskElems * elem
 		}
 	default:
-		for _, e := range op.Kernel.Exprs {
-			if e.Op != "input" {
+		for i, e := range op.Kernel.Exprs {
+			if e.Op != "input" && !(i == 0 && op.Kernel.Core == "reduce" && FoldsCast(op.Kernel.Reduce, e)) {
 				total += int64(1+e.Temporaries()) * maxRegion / int64(minInputSize(op)) * elem
 			}
 		}

@@ -447,3 +447,22 @@ func (op *Op) InputArrays() []*Array {
 }
 
 func (op *Op) String() string { return fmt.Sprintf("%s (%s)", op.Name, op.Func) }
+
+// FoldsCast reports whether a reduce kernel folding with reduce reads its
+// operand e straight from the input: e is a cast of a plain input that the
+// reduction accumulates in the wider dtype as it goes (a sum or product of
+// integers or booleans in int64 or uint64), so no buffer holds the cast
+// operand. The kernels' Widens is the same rule.
+func FoldsCast(reduce string, e *Expr) bool {
+	if e.Op != "astype" || len(e.Args) != 1 || e.Args[0].Op != "input" {
+		return false
+	}
+	switch reduce {
+	case "sum", "prod", "nansum", "nanprod":
+	default:
+		return false
+	}
+	from := e.Args[0].DType
+	return (e.DType == zarr.Int64 || e.DType == zarr.Uint64) && from != e.DType &&
+		from >= zarr.Bool && from <= zarr.Uint64 // bool and the integer types
+}

@@ -48,10 +48,14 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 	if anyAll && acc.DType != zarr.Bool {
 		return fmt.Errorf("kernels: %s accumulator is %s, not bool", op, acc.DType)
 	}
-	if !anyAll && acc.DType != x.DType {
+	widens := !anyAll && acc.DType != x.DType && Widens(op, x.DType, acc.DType)
+	if !anyAll && acc.DType != x.DType && !widens {
 		return fmt.Errorf("kernels: %s accumulator is %s, not %s", op, acc.DType, x.DType)
 	}
 	r, ok := newReduction(op, x.DType, accData, x.Data)
+	if widens {
+		r, ok = newWideningReduction(op, x.DType, acc.DType, accData, x.Data)
+	}
 	if !ok {
 		return unsupported(op, x.DType)
 	}
