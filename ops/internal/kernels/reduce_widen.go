@@ -62,6 +62,10 @@ func widening[A int64 | uint64, X integer](op string, a []A, x []X) (reduction, 
 	case "sum", "nansum":
 		return reduction{
 			func(ai, xo, xs, n int) {
+				if xs == 1 {
+					a[ai] += widenSum[A](x[xo : xo+n])
+					return
+				}
 				var s A
 				for j := xo; n > 0; n-- {
 					s += A(x[j])
@@ -95,4 +99,24 @@ func widening[A int64 | uint64, X integer](op string, a []A, x []X) (reduction, 
 		}, true
 	}
 	return reduction{}, false
+}
+
+// widenSum returns the sum of x in A, with four independent partial sums
+// (integer addition wraps the same in any order). As a simple loop:
+//
+//	for _, v := range x { s += A(v) }
+func widenSum[A int64 | uint64, X integer](x []X) A {
+	var s0, s1, s2, s3 A
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += A(v[0])
+		s1 += A(v[1])
+		s2 += A(v[2])
+		s3 += A(v[3])
+	}
+	for ; i < len(x); i++ {
+		s0 += A(x[i])
+	}
+	return s0 + s1 + s2 + s3
 }

@@ -56,3 +56,14 @@ func TestWideningReduceMatchesCastFirst(t *testing.T) {
 		t.Error("max of int16 into an int64 accumulator: no error")
 	}
 }
+
+func BenchmarkWideningSum(b *testing.B) {
+	x := make([]byte, 1<<24) // 8 M uint16
+	acc := make([]byte, 8)
+	b.SetBytes(int64(len(x)))
+	for b.Loop() {
+		if err := Reduce("sum", Contiguous(zarr.Uint64, acc, []int{1}), Contiguous(zarr.Uint16, x, []int{len(x) / 2}), []int{0}, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
