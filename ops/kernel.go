@@ -187,7 +187,7 @@ func (t *TaskKernel) frameShape(ins []Block) []int {
 
 // inFrame reports whether an input dimension runs along a frame dimension.
 func inFrame(m plan.DimMap) bool {
-	return m.Kind == plan.Blocks || m.Kind == plan.Full || (m.Kind == plan.Affine && m.Step != 0)
+	return m.Kind == plan.Blocks || m.Kind == plan.Full || m.Kind == plan.Ranges || (m.Kind == plan.Affine && m.Step != 0)
 }
 
 // frameView views input region b of input i in the operand frame.

@@ -7,11 +7,64 @@ import (
 	"github.com/cubego/cubego/plan"
 )
 
-// DefaultSplitEvery is the number of input blocks one reduction task folds
-// when the caller gives none. Tasks stream their input one block at a
-// time, so the fan-in costs no memory; it only trades parallelism in the
-// first round against the number of rounds.
+// DefaultSplitEvery is the number of input blocks one task of a
+// reduction's first round folds when the caller gives no split_every.
+// Tasks stream their input one block at a time, so the fan-in costs no
+// memory; it only trades parallelism in the first round against the
+// number of partial results the later rounds combine.
 const DefaultSplitEvery = 16
+
+// Split is the fan-in of a tree reduction: how many blocks one task folds
+// along each reduced axis. The zero value lets cubego choose: the first
+// round folds DefaultSplitEvery blocks, streamed one at a time, and each
+// later round combines as many partial results as fit allowed_mem at once.
+// A given split applies to every round, each streamed.
+type Split struct {
+	// Every is the fan-in over all reduced axes together (Cubed's integer
+	// split_every): each axis gets max(⌊Every^(1/naxes)⌋, 2).
+	Every int
+	// PerAxis is the fan-in per reduced axis (Cubed's dict form, keys are
+	// axes of the input, negative ones from the end); reduced axes it
+	// leaves out get 2.
+	PerAxis map[int]int
+}
+
+// Given reports whether the split was chosen by the caller.
+func (s Split) Given() bool { return s.Every > 0 || len(s.PerAxis) > 0 }
+
+// fanIn returns the fan-in per reduced axis (indexed like axes).
+func (s Split) fanIn(axes []int, ndim int) ([]int, error) {
+	out := make([]int, len(axes))
+	if len(s.PerAxis) > 0 {
+		for i := range out {
+			out[i] = 2
+		}
+		for a, n := range s.PerAxis {
+			if a < -ndim || a >= ndim {
+				return nil, plan.Errorf(plan.ErrValue, "split_every: axis %d is out of bounds for an array of dimension %d", a, ndim)
+			}
+			if a < 0 {
+				a += ndim
+			}
+			if n < 2 {
+				return nil, plan.Errorf(plan.ErrValue, "split_every: axis %d must fold at least 2 blocks, got %d", a, n)
+			}
+			if i := slices.Index(axes, a); i >= 0 {
+				out[i] = n
+			}
+		}
+		return out, nil
+	}
+	every := s.Every
+	if every <= 0 {
+		every = DefaultSplitEvery
+	}
+	n := splitPerAxis(every, len(axes))
+	for i := range out {
+		out[i] = n
+	}
+	return out, nil
+}
 
 // NormalizeAxes resolves negative axes and checks for repeats; nil means
 // every axis.
@@ -41,9 +94,15 @@ func NormalizeAxes(axes []int, ndim int, fn string) ([]int, error) {
 }
 
 // Reduce reduces x along axes with fn ("sum", "prod", "min", "max",
-// "mean") as a tree of streaming fold rounds. dtype, when not nil, is the
-// accumulation and result dtype; splitEvery ≤ 0 picks the default.
+// "mean", "any", "all") as a tree of fold rounds (see Split). dtype, when
+// not nil, is the accumulation and result dtype; splitEvery ≤ 0 lets
+// cubego choose the fan-in.
 func Reduce(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DType, splitEvery int) (*plan.Array, error) {
+	return ReduceSplit(fn, x, axes, keepdims, dtype, Split{Every: splitEvery})
+}
+
+// ReduceSplit is Reduce with the fan-in given per axis or chosen by cubego.
+func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DType, split Split) (*plan.Array, error) {
 	axes, err := NormalizeAxes(axes, x.NDim(), fn)
 	if err != nil {
 		return nil, err
@@ -97,35 +156,16 @@ func Reduce(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DType, s
 	if fn == "mean" {
 		kernelFn = "sum"
 	}
-	split := splitPerAxis(splitEvery, len(axes))
-	cur := x
-	for {
-		nb := cur.NumBlocks()
-		last := true
-		for _, a := range axes {
-			if (nb[a]+split-1)/split > 1 {
-				last = false
-			}
-		}
-		var post *plan.Expr
-		if last && fn == "mean" {
-			post = &plan.Expr{Op: "divide", DType: acc, Args: []*plan.Expr{
-				plan.InputExpr(0, acc), {Op: "const", DType: acc, Value: plan.Scalar{Kind: 'f', F: float64(count)}}}}
-		}
-		cur, err = reduceRound(fn, kernelFn, cur, axes, acc, split, last && !keepdims, post)
-		if err != nil {
-			return nil, err
-		}
-		if last {
-			return cur, nil
-		}
+	t := &tree{fn: fn, kernel: kernelFn, x: x, axes: axes, keepdims: keepdims,
+		operand: castExpr(plan.InputExpr(0, x.DType), acc), partial: acc, out: acc, split: split}
+	if fn == "mean" {
+		t.post = &plan.Expr{Op: "divide", DType: acc, Args: []*plan.Expr{
+			plan.InputExpr(0, acc), {Op: "const", DType: acc, Value: plan.Scalar{Kind: 'f', F: float64(count)}}}}
 	}
+	return t.build()
 }
 
 func splitPerAxis(splitEvery, naxes int) int {
-	if splitEvery <= 0 {
-		splitEvery = DefaultSplitEvery
-	}
 	return max(int(math.Pow(float64(splitEvery), 1/float64(naxes))), 2)
 }
 
@@ -140,43 +180,6 @@ func reducedShape(shape, axes []int, keepdims bool) []int {
 		}
 	}
 	return out
-}
-
-// reduceRound folds groups of split blocks along each reduced axis into one
-// element. In the last round (squeeze) the reduced axes are dropped from
-// the output when keepdims is false; a fold's bytes are the same either way.
-func reduceRound(fn, kernelFn string, x *plan.Array, axes []int, acc DType, split int, squeeze bool, post *plan.Expr) (*plan.Array, error) {
-	nb := x.NumBlocks()
-	var shape []int
-	var chunks [][]int
-	dims := make([]plan.DimMap, x.NDim())
-	iter := 0
-	for d := range x.NDim() {
-		if !slices.Contains(axes, d) {
-			dims[d] = plan.DimMap{Kind: plan.Affine, OutDim: len(shape), Step: 1, Frame: d}
-			shape = append(shape, x.Shape[d])
-			chunks = append(chunks, x.Chunks[d])
-			continue
-		}
-		if squeeze {
-			dims[d] = plan.DimMap{Kind: plan.Blocks, OutDim: -1, IterAxis: iter, Frame: d}
-		} else {
-			groups := (nb[d] + split - 1) / split
-			dims[d] = plan.DimMap{Kind: plan.Blocks, OutDim: len(shape), Factor: split, IterAxis: iter, Frame: d}
-			shape = append(shape, groups)
-			chunks = append(chunks, plan.RegularChunks(groups, 1))
-		}
-		iter++
-	}
-	spec := x.Spec
-	out := plan.NewArray(shape, acc, chunks, spec)
-	k := plan.Kernel{Core: "reduce", Reduce: kernelFn, Axes: axes, FrameNDim: x.NDim(),
-		Exprs: []*plan.Expr{castExpr(plan.InputExpr(0, x.DType), acc)}}
-	if post != nil {
-		k.Exprs = append(k.Exprs, post)
-	}
-	plan.NewOp(fn, "blockwise", []plan.Input{{Array: x, Dims: dims}}, out, k)
-	return out, nil
 }
 
 // emptyReduction is the result of reducing over zero elements: the

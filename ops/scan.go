@@ -65,10 +65,10 @@ func Cumulative(fn string, x *plan.Array, axis int, dtype *DType, includeInitial
 		result = chunkOp(fn, fn, xc, axis, dt, false)
 	default:
 		scanned := chunkOp(fn, fn, xc, axis, dt, false)
-		totals, err := reduceRound(total, total, xc, []int{axis}, dt, 1, false, nil)
-		if err != nil {
-			return nil, err
-		}
+		// One total per block along axis.
+		t := &tree{fn: total, kernel: total, x: xc, axes: []int{axis}, keepdims: true,
+			operand: plan.InputExpr(0, dt), partial: dt, out: dt}
+		totals := t.round(xc, false, []int{1}, false, false, false).Output
 		chunks := make([]any, x.NDim())
 		for d, c := range totals.Chunks {
 			chunks[d] = c

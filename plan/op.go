@@ -117,7 +117,8 @@ type DimMap struct {
 	IterAxis int
 	Num, Den int
 	// Frame is, for reduce kernels, the dimension of the folded operand
-	// that this input dimension runs along (Affine with Step ≠ 0, Blocks).
+	// that this input dimension runs along (Affine with Step ≠ 0, Blocks,
+	// Full, Ranges).
 	Frame int
 	// Ranges are, for the Ranges kind, the input range [lo, hi) read for
 	// each output block along OutDim.
@@ -149,10 +150,19 @@ type Kernel struct {
 	Reduce string
 	// Axes are the folded dimensions of the operand frame (reduce), which
 	// has FrameNDim dimensions.
-	Axes       []int
-	FrameNDim  int
-	Fill       Scalar
-	Descending bool
+	Axes      []int
+	FrameNDim int
+	// RecordIn and RecordOut mark the rounds of a record reduction (Reduce
+	// "var", "argmax", ...; see ops.RecordKinds): with RecordIn the folded
+	// operand is an array of partial records, whose frame dimension 0 holds
+	// the record's fields; with RecordOut the output holds records too
+	// (fields along its dimension 0), else the round is the last one and
+	// the output holds the final values. Correction is var's and std's
+	// degrees of freedom removed (ddof).
+	RecordIn, RecordOut bool
+	Correction          float64
+	Fill                Scalar
+	Descending          bool
 	// Indices are a take's source positions along Axes[0], one per output
 	// element along that axis.
 	Indices []int64

@@ -73,6 +73,9 @@ type kernelJSON struct {
 	Reduce     string      `json:"reduce,omitempty"`
 	Axes       []int       `json:"axes,omitempty"`
 	FrameNDim  int         `json:"frame_ndim,omitempty"`
+	RecordIn   bool        `json:"record_in,omitempty"`
+	RecordOut  bool        `json:"record_out,omitempty"`
+	Correction float64     `json:"correction,omitempty"`
 	Fill       scalarJSON  `json:"fill"`
 	Descending bool        `json:"descending,omitempty"`
 	Indices    []int64     `json:"indices,omitempty"`
@@ -192,6 +195,7 @@ func toGraph(outputs []*Array) (*graphJSON, error) {
 			if !ok {
 				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks,
 					Kernel: kernelJSON{Core: op.Kernel.Core, Reduce: op.Kernel.Reduce, Axes: op.Kernel.Axes, FrameNDim: op.Kernel.FrameNDim,
+						RecordIn: op.Kernel.RecordIn, RecordOut: op.Kernel.RecordOut, Correction: op.Kernel.Correction,
 						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Indices: op.Kernel.Indices,
 						PyFunc: op.Kernel.PyFunc, PyKey: op.Kernel.PyKey, PyMeta: op.Kernel.PyMeta}}
 				for _, e := range op.Kernel.Exprs {
@@ -251,6 +255,7 @@ func Unmarshal(b []byte) ([]*Array, error) {
 			if op == nil {
 				oj := g.Ops[aj.Op]
 				k := Kernel{Core: oj.Kernel.Core, Reduce: oj.Kernel.Reduce, Axes: oj.Kernel.Axes, FrameNDim: oj.Kernel.FrameNDim,
+					RecordIn: oj.Kernel.RecordIn, RecordOut: oj.Kernel.RecordOut, Correction: oj.Kernel.Correction,
 					Fill: oj.Kernel.Fill.scalar(), Descending: oj.Kernel.Descending, Indices: oj.Kernel.Indices,
 					PyFunc: oj.Kernel.PyFunc, PyKey: oj.Kernel.PyKey, PyMeta: oj.Kernel.PyMeta}
 				if k.PyKey != "" && k.PyKey != PyKeyOf(k.PyFunc) {
