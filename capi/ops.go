@@ -8,6 +8,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"unsafe"
 
 	"github.com/cubego/cubego/ops"
@@ -152,7 +153,11 @@ var opTable = map[string]struct {
 		if err != nil {
 			return nil, err
 		}
-		return ops.ArgReduce(fn, in[0], axis, keep)
+		split, err := splitArg(a)
+		if err != nil {
+			return nil, err
+		}
+		return ops.ArgReduceSplit(fn, in[0], axis, keep, split)
 	}},
 	"var": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
 		fn, axes, keep, dt, err := reductionArgs(a, "var")
@@ -163,7 +168,11 @@ var opTable = map[string]struct {
 		if err != nil {
 			return nil, err
 		}
-		return ops.Var(fn, in[0], axes, keep, corr, dt)
+		split, err := splitArg(a)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Moments(fn, in[0], axes, keep, corr, dt, split)
 	}},
 	"squeeze": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
 		axes, err := a.ints("axis")
@@ -440,11 +449,41 @@ func opReduce(a args, in []*plan.Array) (*plan.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	split, err := a.integer("split_every", 0)
+	split, err := splitArg(a)
 	if err != nil {
 		return nil, err
 	}
-	return ops.Reduce(fn, in[0], axes, keep, dtype, split)
+	return ops.ReduceSplit(fn, in[0], axes, keep, dtype, split)
+}
+
+// splitArg reads a reduction's split_every: absent or null (cubego
+// chooses), a positive integer, or an object of integers per axis.
+func splitArg(a args) (ops.Split, error) {
+	v, ok := a["split_every"]
+	if !ok || v == nil {
+		return ops.Split{}, nil
+	}
+	if m, ok := v.(map[string]any); ok {
+		per := make(map[int]int, len(m))
+		for k, n := range m {
+			axis, err := strconv.Atoi(k)
+			if err != nil {
+				return ops.Split{}, plan.Errorf(plan.ErrType, "split_every: axis %q is not an integer", k)
+			}
+			if per[axis], err = toInt("split_every", n); err != nil {
+				return ops.Split{}, err
+			}
+		}
+		return ops.Split{PerAxis: per}, nil
+	}
+	n, err := toInt("split_every", v)
+	if err != nil {
+		return ops.Split{}, err
+	}
+	if n < 1 {
+		return ops.Split{}, plan.Errorf(plan.ErrValue, "split_every must be positive, got %d", n)
+	}
+	return ops.Split{Every: n}, nil
 }
 
 func opGetItem(a args, in []*plan.Array) (*plan.Array, error) {

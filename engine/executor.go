@@ -413,6 +413,9 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	outBytes := int(plan.Prod(outShape)) * out.DType.Size()
 	buf := ta.Allocate(max(outBytes, z.ChunkBytes()))
 	outBlock := ops.Block{DType: out.DType, Shape: outShape, Data: buf[:outBytes]}
+	if n := k.AccBytes(outShape); n > 0 {
+		outBlock.Acc = ta.Allocate(n)
+	}
 	iter := op.IterShape(block)
 	step := make([]int, len(iter))
 	steps := int(plan.Prod(iter))

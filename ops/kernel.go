@@ -23,6 +23,10 @@ type Block struct {
 	Shape  []int
 	Data   []byte
 	Origin []int
+	// Acc is, for the output block of a kernel that accumulates in another
+	// form than its result (a record reduction's last round), the
+	// accumulator of TaskKernel.AccBytes, kept across the task's steps.
+	Acc []byte
 }
 
 // TaskKernel runs the kernel of one op on the blocks of one task: Step is
@@ -104,6 +108,9 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		} else {
 			x = leaf(e.Input)
 		}
+		if rk, ok := recordKinds[k.Reduce]; ok {
+			return t.recordStep(alloc, rk, out, x, first)
+		}
 		accShape := append([]int{}, x.Shape...)
 		for _, a := range k.Axes {
 			accShape[a] = 1
@@ -141,6 +148,9 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 // Finish applies a reduction's final expression (e.g. mean's division).
 func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
 	k := t.op.Kernel
+	if rk, ok := recordKinds[k.Reduce]; ok && k.Core == "reduce" && !k.RecordOut {
+		return t.recordFinish(rk, out)
+	}
 	if k.Core != "reduce" || len(k.Exprs) < 2 {
 		return nil
 	}

@@ -1,11 +1,14 @@
 """Cubed's NaN-ignoring functions: ``nansum, nanmean, nanmax, nanmedian, ...``.
 
-Each composes library ops: NaNs are replaced by the reduction's identity
-(``where(isnan(x), identity, x)``) inside the same fused task, and the counts of
-non-NaN elements come from a sum of ``~isnan(x)``. As in numpy, a slice of only
-NaNs gives NaN (``nanmax``, ``nanmin``, ``nanmean``, ``nanvar``, ``nanstd``,
-``nanmedian``), 0 (``nansum``) or 1 (``nanprod``). Integer and boolean arrays have
-no NaNs: the plain reduction applies.
+``nanmean``, ``nanvar`` and ``nanstd`` of real data are one tree reduction of
+(count, total, M2) records that leave NaNs out; ``nanargmax`` and ``nanargmin`` one
+of (index, value) records. The others compose library ops: NaNs are replaced by the
+reduction's identity (``where(isnan(x), identity, x)``) inside the same fused task,
+and counts of non-NaN elements come from a sum of ``~isnan(x)``. As in numpy, a
+slice of only NaNs gives NaN (``nanmax``, ``nanmin``, ``nanmean``, ``nanvar``,
+``nanstd``, ``nanmedian``), 0 (``nansum``) or 1 (``nanprod``), and makes
+``nanargmax`` and ``nanargmin`` raise ``ValueError`` when computed. Integer and
+boolean arrays have no NaNs: the plain reduction applies.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes
-from .array import Array, elemwise
+from .array import Array, apply, elemwise
 
 __all__ = [
     "nanargmax",
@@ -133,9 +136,32 @@ def nanmean(
     _check(x, "nanmean")
     if not _floating(x):
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
+    if x.dtype.kind == "f" and (dtype is None or _dtypes.name(dtype) in ("float32", "float64")):
+        return _moments("nanmean", x, axis, dtype, 0.0, keepdims, split_every)
     total = nansum(x, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
     out = elemwise("divide", total, _count(x, axis, keepdims, split_every))
     return out if out.dtype == total.dtype else out.astype(total.dtype)
+
+
+def _moments(
+    func: str, x: Array, axis: Any, dtype: Any, correction: Any, keepdims: bool, split_every: Any
+) -> Array:
+    """One tree reduction of (count, total, M2) records leaving NaNs out (real data)."""
+    import builtins
+
+    from ._statistical import _axis, _split_every
+
+    if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"{func}: correction must be an int or a float, got {correction!r}")
+    args = {
+        "func": func,
+        "axis": _axis(axis),
+        "keepdims": builtins.bool(keepdims),
+        "correction": float(correction),
+        "dtype": None if dtype is None else _dtypes.name(dtype),
+        "split_every": _split_every(split_every),
+    }
+    return apply("var", args, [x])
 
 
 def nanvar(
@@ -158,6 +184,8 @@ def nanvar(
     if not _floating(x):
         out = var(x, axis=axis, correction=correction, keepdims=keepdims)
         return out if dtype is None else out.astype(dtype)
+    if x.dtype.kind == "f" and (dtype is None or _dtypes.name(dtype) in ("float32", "float64")):
+        return _moments("nanvar", x, axis, dtype, correction, keepdims, split_every)
     if dtype is not None:
         x = x.astype(dtype)
     count = _count(x, axis, True, split_every)
@@ -191,6 +219,11 @@ def nanstd(
     split_every: Any = None,
 ) -> Array:
     """Standard deviation over *axis* of the non-NaN elements."""
+    _check(x, "nanstd")
+    if ddof is not None:
+        correction = ddof
+    if x.dtype.kind == "f" and (dtype is None or _dtypes.name(dtype) in ("float32", "float64")):
+        return _moments("nanstd", x, axis, dtype, correction, keepdims, split_every)
     out = nanvar(
         x,
         axis=axis,
@@ -203,37 +236,31 @@ def nanstd(
     return elemwise("sqrt", out)
 
 
-def _nan_arg(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
-    from ._manipulation import reshape
-    from ._searching import argmax
+def _nan_arg(func: str, x: Array, axis: Any, keepdims: bool, split_every: Any) -> Array:
+    from ._searching import _argreduce
 
     _check(x, f"nan{func}")
-    if not _floating(x):
-        from . import _searching
-
-        return getattr(_searching, func)(x, axis=axis, keepdims=keepdims)
-    src = x
-    if axis is None:
-        src = reshape(x, (-1,))
-    extreme = (nanmax if func == "argmax" else nanmin)(
-        src, axis=0 if axis is None else axis, keepdims=True
-    )
-    # The first position holding the extreme (NaN never equals it): argmax of the matches.
-    matches = elemwise("equal", src, extreme).astype("int8")
-    out = argmax(matches, axis=0 if axis is None else axis, keepdims=keepdims and axis is not None)
-    if keepdims and axis is None:
-        out = reshape(out, (1,) * x.ndim)
-    return out
+    return _argreduce(f"nan{func}" if _floating(x) else func, x, axis, keepdims, split_every)
 
 
-def nanargmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
-    """Index of the first maximum ignoring NaNs (0 for a slice of only NaNs, where numpy raises)."""
-    return _nan_arg("argmax", x, axis, keepdims)
+def nanargmax(
+    x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
+) -> Array:
+    """Index of the first maximum ignoring NaNs.
+
+    A slice of only NaNs raises ``ValueError`` when computed, as in numpy.
+    """
+    return _nan_arg("argmax", x, axis, keepdims, split_every)
 
 
-def nanargmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
-    """Index of the first minimum ignoring NaNs (0 for a slice of only NaNs, where numpy raises)."""
-    return _nan_arg("argmin", x, axis, keepdims)
+def nanargmin(
+    x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
+) -> Array:
+    """Index of the first minimum ignoring NaNs.
+
+    A slice of only NaNs raises ``ValueError`` when computed, as in numpy.
+    """
+    return _nan_arg("argmin", x, axis, keepdims, split_every)
 
 
 def _nan_cumulative(func: str, x: Array, axis: Any, dtype: Any, identity: int) -> Array:

@@ -18,24 +18,35 @@ def _check(x: Any, what: str) -> Array:
     return x
 
 
-def _argreduce(func: str, x: Array, axis: Any, keepdims: bool) -> Array:
+def _argreduce(func: str, x: Array, axis: Any, keepdims: bool, split_every: Any) -> Array:
+    from ._statistical import _split_every
+
     _check(x, func)
     args = {
         "func": func,
         "axis": None if axis is None else operator.index(axis),
         "keepdims": builtins.bool(keepdims),
+        "split_every": _split_every(split_every),
     }
     return apply("argreduce", args, [x])
 
 
-def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
-    """Index of the first maximum along *axis* (of the flattened array if None); NaN is largest."""
-    return _argreduce("argmax", x, axis, keepdims)
+def argmax(
+    x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
+) -> Array:
+    """Index of the first maximum along *axis* (of the flattened array if None); NaN is largest.
+
+    One tree reduction of (index, value) records; *split_every* is the fan-in as for
+    :func:`sum`.
+    """
+    return _argreduce("argmax", x, axis, keepdims, split_every)
 
 
-def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+def argmin(
+    x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
+) -> Array:
     """Index of the first minimum along *axis* (of the flattened array if None); NaN is smallest."""
-    return _argreduce("argmin", x, axis, keepdims)
+    return _argreduce("argmin", x, axis, keepdims, split_every)
 
 
 def count_nonzero(

@@ -132,6 +132,7 @@ def _variance(
         "keepdims": builtins.bool(keepdims),
         "correction": float(correction),
         "dtype": None,
+        "split_every": _split_every(split_every),
     }
     return apply("var", args, [x])
 
@@ -145,7 +146,11 @@ def var(
     keepdims: bool = False,
     split_every: Any = None,
 ) -> Array:
-    """Variance over *axis* with *correction* degrees of freedom removed (two passes: exact)."""
+    """Variance over *axis* with *correction* degrees of freedom removed.
+
+    Real data is reduced in one pass as (count, total, M2) records merged with Chan
+    et al.'s update, which keeps full precision for data far from zero.
+    """
     return _variance("var", x, axis, correction, keepdims, split_every)
 
 

@@ -10,7 +10,7 @@ import (
 
 // Record reductions fold an operand into per-lane records of several
 // fields instead of one value: (index, value) for the arg reductions,
-// (count, mean, M2) for the moments behind var, std and nanmean. A record
+// (count, total, M2) for the moments behind var, std and nanmean. A record
 // array holds its fields as planes along a leading axis: acc has shape
 // [fields, accShape...] and is C-contiguous, so field f of lane i is
 // element f·lanes + i.
@@ -291,18 +291,19 @@ func argFinish[T realNumber](dst []int64, acc []T, skip bool) error {
 	return nil
 }
 
-// MomentsFold folds x into (count, mean, M2) records (float64), M2 being
+// MomentsFold folds x into (count, total, M2) records (float64), M2 being
 // the sum of squared deviations from the mean. Values (float64) are
-// summarised per lane in two passes over the block — the mean, then the
-// squared deviations from it — and records are merged with the pairwise
-// update of Chan, Golub and LeVeque (1979):
+// summarised per lane in two passes over the block — the total (pairwise
+// sums), then the squared deviations from the mean — and records are
+// merged with the pairwise update of Chan, Golub and LeVeque (1979):
 //
-//	n = na + nb, δ = mb − ma, mean = ma + δ·nb/n, M2 = M2a + M2b + δ²·na·nb/n
+//	n = na + nb, δ = tb/nb − ta/na, total = ta + tb, M2 = M2a + M2b + δ²·na·nb/n
 //
 // which, unlike a sum of squares, keeps full precision for data far from
-// zero. With skipNaN, NaN values are left out (nanvar); else they make the
-// lane's mean and M2 NaN. tmp, when not first, holds the block's own
-// records: acc's size.
+// zero. Carrying the total rather than the mean keeps infinities as numpy
+// has them (a mean of −inf and numbers is −inf). With skipNaN, NaN values
+// are left out (nanvar); else they make the lane's total and M2 NaN. tmp,
+// when not first, holds the block's own records: acc's size.
 func MomentsFold(skipNaN bool, acc, x Operand, axes []int, recordIn, first bool, tmp []byte) error {
 	if acc.DType != zarr.Float64 || x.DType != zarr.Float64 {
 		return fmt.Errorf("kernels: moments records and operand must be float64, not %s and %s", acc.DType, x.DType)
@@ -350,31 +351,30 @@ func MomentsFold(skipNaN bool, acc, x Operand, axes []int, recordIn, first bool,
 	return nil
 }
 
-// mergeMoments merges the record (nb, mb, m2b) into lane l of a.
-func mergeMoments(a []float64, lanes, l int, nb, mb, m2b float64) {
+// mergeMoments merges the record (nb, tb, m2b) into lane l of a.
+func mergeMoments(a []float64, lanes, l int, nb, tb, m2b float64) {
 	if nb == 0 {
 		return
 	}
 	na := a[l]
 	if na == 0 {
-		a[l], a[lanes+l], a[2*lanes+l] = nb, mb, m2b
+		a[l], a[lanes+l], a[2*lanes+l] = nb, tb, m2b
 		return
 	}
 	n := na + nb
-	ma := a[lanes+l]
-	d := mb - ma
+	d := tb/nb - a[lanes+l]/na
 	a[l] = n
-	a[lanes+l] = ma + d*(nb/n)
+	a[lanes+l] += tb
 	a[2*lanes+l] += m2b + d*d*(na*nb/n)
 }
 
-// blockMoments sets the (count, mean, M2) records r (cleared) of a block
-// of values: counts and sums in a first pass (pairwise sums along reduced
-// runs), then the squared deviations from each lane's mean.
+// blockMoments sets the (count, total, M2) records r (cleared) of a block
+// of values: counts and totals in a first pass (pairwise sums along
+// reduced runs), then the squared deviations from each lane's mean.
 func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xoff int, skipNaN bool) {
-	cnt, mean, m2 := r[:lanes], r[lanes:2*lanes], r[2*lanes:3*lanes]
+	cnt, total, m2 := r[:lanes], r[lanes:2*lanes], r[2*lanes:3*lanes]
 	last := len(frame) - 1
-	run := func(xo int) (n, xst, ast int) {
+	run := func() (n, xst, ast int) {
 		if last < 0 {
 			return 1, 0, 0
 		}
@@ -382,11 +382,11 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 	}
 	zero := make([]int64, len(frame))
 	walkRows(frame, xs, astr, zero, xoff, 0, 0, func(xo, ao int, _ int64) {
-		n, xst, ast := run(xo)
+		n, xst, ast := run()
 		switch {
 		case ast == 0 && !skipNaN:
 			cnt[ao] += float64(n)
-			mean[ao] += pairwiseSum(x, xo, xst, n)
+			total[ao] += pairwiseSum(x, xo, xst, n)
 		case ast == 0:
 			c := 0
 			for j := 0; j < n; j++ {
@@ -395,7 +395,7 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 				}
 			}
 			cnt[ao] += float64(c)
-			mean[ao] += nanPairwiseSum(x, xo, xst, n)
+			total[ao] += nanPairwiseSum(x, xo, xst, n)
 		default:
 			for j := 0; j < n; j++ {
 				v := x[xo+j*xst]
@@ -403,19 +403,14 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 					continue
 				}
 				cnt[ao+j*ast]++
-				mean[ao+j*ast] += v
+				total[ao+j*ast] += v
 			}
 		}
 	})
-	for l, c := range cnt {
-		if c > 0 {
-			mean[l] /= c
-		}
-	}
 	walkRows(frame, xs, astr, zero, xoff, 0, 0, func(xo, ao int, _ int64) {
-		n, xst, ast := run(xo)
+		n, xst, ast := run()
 		if ast == 0 {
-			m, s := mean[ao], 0.0
+			m, s := total[ao]/cnt[ao], 0.0
 			for j := 0; j < n; j++ {
 				v := x[xo+j*xst]
 				if skipNaN && v != v {
@@ -432,15 +427,16 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 			if skipNaN && v != v {
 				continue
 			}
-			d := v - mean[ao+j*ast]
-			m2[ao+j*ast] += d * d
+			l := ao + j*ast
+			d := v - total[l]/cnt[l]
+			m2[l] += d * d
 		}
 	})
 }
 
-// MomentsFinish writes the final values of (count, mean, M2) records acc
+// MomentsFinish writes the final values of (count, total, M2) records acc
 // into out (float32 or float64, acc's shape without the field axis):
-// "mean" the mean (NaN where the count is 0), "var" M2 / max(count −
+// "mean" total / count (NaN where the count is 0), "var" M2 / max(count −
 // correction, 0), "std" its square root.
 func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 	lanes, d, err := checkDst(out)
@@ -462,7 +458,7 @@ func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 			if n == 0 {
 				return math.NaN()
 			}
-			return a[lanes+l]
+			return a[lanes+l] / n
 		case "var":
 			return a[2*lanes+l] / max(n-correction, 0)
 		}
