@@ -13,7 +13,7 @@ import (
 // fields rather than values (Kernel.Reduce names it).
 type recordKind struct {
 	fields  int
-	arg     bool   // (index, value) records, else (count, total, M2)
+	arg     bool   // (index, value) records, else moments (count, shift, total, M2)
 	skipNaN bool   // the moments leave NaNs out
 	result  string // the moments' result: "mean", "var" or "std"
 }
@@ -21,7 +21,7 @@ type recordKind struct {
 // RecordKinds are the record reductions, by name: the arg reductions carry
 // (index, value) through the tree (the value in a 64-bit type of its kind:
 // float64, int64 or uint64, the index stored in the same type), the
-// moments (count, total, M2) in float64.
+// moments (count, shift, total, M2) in float64 (see kernels.MomentsFold).
 var recordKinds = map[string]recordKind{
 	"argmax":    {fields: kernels.ArgRecordFields, arg: true},
 	"argmin":    {fields: kernels.ArgRecordFields, arg: true},
@@ -101,11 +101,12 @@ func Var(fn string, x *plan.Array, axes []int, keepdims bool, correction float64
 }
 
 // Moments is Var with a fan-in. Real data is one tree reduction of
-// (count, total, M2) records in float64: each block's records come from
-// two passes over the block in memory (its total, then the squared
-// deviations from it) and records merge with Chan et al.'s update, so the
-// result is as accurate as numpy's two-pass variance even for data far
-// from zero, in a single pass over x. Complex var and std are two passes
+// moments records in float64 — count, total and M2 (Cubed's fields), the
+// total taken about a shift (the block's mean) carried as a fourth field:
+// each block's record comes from two passes over the block in memory (its
+// sum, then the deviations from its mean) and records merge with Chan et
+// al.'s update, so the result is as accurate as numpy's two-pass variance
+// even for data far from zero, in a single pass over x. Complex var and std are two passes
 // over x (the mean, then the mean of squared magnitudes of deviations).
 func Moments(fn string, x *plan.Array, axes []int, keepdims bool, correction float64, dtype *DType, split Split) (*plan.Array, error) {
 	rk, ok := recordKinds[fn]

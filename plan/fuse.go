@@ -127,11 +127,45 @@ func fuseInto(c, p *Op) *Op {
 		}
 		return &Expr{Op: "input", Input: remap[i], DType: c.Inputs[i].Array.DType}
 	})
+	if reduce && !sameFrames(c.Inputs, inputs) {
+		// A fold must keep an input running along each dimension of its
+		// operand, which gives the dimension its extent: P broadcasting
+		// along a dimension C folds over X would shrink it to one element.
+		return nil
+	}
 	k := c.Kernel
 	k.Exprs = append([]*Expr{expr}, c.Kernel.Exprs[1:]...)
 	fn := p.Func + "+" + c.Func
 	return &Op{ID: c.ID, Name: c.Name, Func: fn, Kind: c.Kind, Inputs: inputs, Output: c.Output,
 		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem), TaskBlocks: c.TaskBlocks}
+}
+
+// sameFrames reports whether every operand frame dimension that an input
+// of before runs along with more than one element has an input of after
+// running along it.
+func sameFrames(before, after []Input) bool {
+	covered := map[int]bool{}
+	for _, in := range after {
+		for _, m := range in.Dims {
+			if runsAlongFrame(m) {
+				covered[m.Frame] = true
+			}
+		}
+	}
+	for _, in := range before {
+		for d, m := range in.Dims {
+			if runsAlongFrame(m) && in.Array.Shape[d] > 1 && !covered[m.Frame] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// runsAlongFrame reports whether an input dimension of a reduce kernel runs
+// along a dimension of its operand frame (as ops' frame views read it).
+func runsAlongFrame(m DimMap) bool {
+	return m.Kind == Blocks || m.Kind == Full || m.Kind == Ranges || (m.Kind == Affine && m.Step != 0)
 }
 
 // compose maps a dimension of one of P's inputs, given in the frame of

@@ -1,8 +1,8 @@
 """Cubed's NaN-ignoring functions: ``nansum, nanmean, nanmax, nanmedian, ...``.
 
 ``nanmean``, ``nanvar`` and ``nanstd`` of real data are one tree reduction of
-(count, total, M2) records that leave NaNs out; ``nanargmax`` and ``nanargmin`` one
-of (index, value) records. The others compose library ops: NaNs are replaced by the
+(count, total, M2) records (the total about a shift) that leave NaNs out;
+``nanargmax`` and ``nanargmin`` one of (index, value) records. The others compose library ops: NaNs are replaced by the
 reduction's identity (``where(isnan(x), identity, x)``) inside the same fused task,
 and counts of non-NaN elements come from a sum of ``~isnan(x)``. As in numpy, a
 slice of only NaNs gives NaN (``nanmax``, ``nanmin``, ``nanmean``, ``nanvar``,

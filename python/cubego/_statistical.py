@@ -148,8 +148,9 @@ def var(
 ) -> Array:
     """Variance over *axis* with *correction* degrees of freedom removed.
 
-    Real data is reduced in one pass as (count, total, M2) records merged with Chan
-    et al.'s update, which keeps full precision for data far from zero.
+    Real data is reduced in one pass as (count, total, M2) records (the total about a
+    shift, the block's mean) merged with Chan et al.'s update, which keeps full
+    precision for data far from zero.
     """
     return _variance("var", x, axis, correction, keepdims, split_every)
 

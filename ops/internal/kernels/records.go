@@ -10,7 +10,7 @@ import (
 
 // Record reductions fold an operand into per-lane records of several
 // fields instead of one value: (index, value) for the arg reductions,
-// (count, total, M2) for the moments behind var, std and nanmean. A record
+// (count, shift, total, M2) for the moments behind var, std and nanmean. A record
 // array holds its fields as planes along a leading axis: acc has shape
 // [fields, accShape...] and is C-contiguous, so field f of lane i is
 // element f·lanes + i.
@@ -28,7 +28,7 @@ var ErrAllNaN = errors.New("All-NaN slice encountered")
 const ArgRecordFields = 2
 
 // MomentRecordFields is the number of fields of a moments record.
-const MomentRecordFields = 3
+const MomentRecordFields = 4
 
 // recordFrame checks a record fold's operands and returns the value
 // frame's shape, x's strides over it (the field stride apart), the field
@@ -291,19 +291,25 @@ func argFinish[T realNumber](dst []int64, acc []T, skip bool) error {
 	return nil
 }
 
-// MomentsFold folds x into (count, total, M2) records (float64), M2 being
-// the sum of squared deviations from the mean. Values (float64) are
-// summarised per lane in two passes over the block — the total (pairwise
-// sums), then the squared deviations from the mean — and records are
-// merged with the pairwise update of Chan, Golub and LeVeque (1979):
+// MomentsFold folds x into moments records (float64): (count, shift,
+// total, M2), where total is the sum of the values less shift and M2 the
+// sum of squared deviations from the mean (mean = shift + total/count).
+// Values (float64) are summarised per lane in two passes over the block:
+// the sum (pairwise), whose mean rounded to float64 becomes the shift, then
+// the deviations from the shift, summed and squared. Records are merged
+// with the pairwise update of Chan, Golub and LeVeque (1979), about the
+// first record's shift:
 //
-//	n = na + nb, δ = tb/nb − ta/na, total = ta + tb, M2 = M2a + M2b + δ²·na·nb/n
+//	n = na + nb, δ = (kb − ka) + (tb/nb − ta/na), total = ta + tb + nb·(kb − ka),
+//	M2 = M2a + M2b + δ²·na·nb/n
 //
-// which, unlike a sum of squares, keeps full precision for data far from
-// zero. Carrying the total rather than the mean keeps infinities as numpy
-// has them (a mean of −inf and numbers is −inf). With skipNaN, NaN values
-// are left out (nanvar); else they make the lane's total and M2 NaN. tmp,
-// when not first, holds the block's own records: acc's size.
+// Unlike a sum of squares, this keeps full precision for data far from
+// zero: the shift carries the large common part exactly, and totals and
+// deviations stay the size of the spread. A lane whose block sum is not
+// finite (infinities, or NaN) gets shift 0 and M2 NaN, so its mean is ±inf
+// or NaN and its variance NaN, as numpy's. With skipNaN, NaN values are
+// left out (nanvar). tmp, when not first, holds the block's own records:
+// acc's size.
 func MomentsFold(skipNaN bool, acc, x Operand, axes []int, recordIn, first bool, tmp []byte) error {
 	if acc.DType != zarr.Float64 || x.DType != zarr.Float64 {
 		return fmt.Errorf("kernels: moments records and operand must be float64, not %s and %s", acc.DType, x.DType)
@@ -329,7 +335,7 @@ func MomentsFold(skipNaN bool, acc, x Operand, axes []int, recordIn, first bool,
 			}
 			for j := 0; j < n; j++ {
 				o, l := xo+j*xst, ao+j*ast
-				mergeMoments(a, lanes, l, xd[o], xd[o+field], xd[o+2*field])
+				mergeMoments(a, lanes, l, xd[o], xd[o+field], xd[o+2*field], xd[o+3*field])
 			}
 		})
 		return nil
@@ -345,34 +351,34 @@ func MomentsFold(skipNaN bool, acc, x Operand, axes []int, recordIn, first bool,
 	blockMoments(own, lanes, xd, frame, xs, astr, x.Offset, skipNaN)
 	if !first {
 		for l := range lanes {
-			mergeMoments(a, lanes, l, own[l], own[lanes+l], own[2*lanes+l])
+			mergeMoments(a, lanes, l, own[l], own[lanes+l], own[2*lanes+l], own[3*lanes+l])
 		}
 	}
 	return nil
 }
 
-// mergeMoments merges the record (nb, tb, m2b) into lane l of a.
-func mergeMoments(a []float64, lanes, l int, nb, tb, m2b float64) {
+// mergeMoments merges the record (nb, kb, tb, m2b) into lane l of a.
+func mergeMoments(a []float64, lanes, l int, nb, kb, tb, m2b float64) {
 	if nb == 0 {
 		return
 	}
 	na := a[l]
 	if na == 0 {
-		a[l], a[lanes+l], a[2*lanes+l] = nb, tb, m2b
+		a[l], a[lanes+l], a[2*lanes+l], a[3*lanes+l] = nb, kb, tb, m2b
 		return
 	}
+	ta := a[2*lanes+l]
+	dk := kb - a[lanes+l]
+	d := dk + (tb/nb - ta/na)
 	n := na + nb
-	d := tb/nb - a[lanes+l]/na
 	a[l] = n
-	a[lanes+l] += tb
-	a[2*lanes+l] += m2b + d*d*(na*nb/n)
+	a[2*lanes+l] = ta + tb + nb*dk
+	a[3*lanes+l] += m2b + d*d*(na*nb/n)
 }
 
-// blockMoments sets the (count, total, M2) records r (cleared) of a block
-// of values: counts and totals in a first pass (pairwise sums along
-// reduced runs), then the squared deviations from each lane's mean.
+// blockMoments sets the moments records r (cleared) of a block of values.
 func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xoff int, skipNaN bool) {
-	cnt, total, m2 := r[:lanes], r[lanes:2*lanes], r[2*lanes:3*lanes]
+	cnt, shift, total, m2 := r[:lanes], r[lanes:2*lanes], r[2*lanes:3*lanes], r[3*lanes:4*lanes]
 	last := len(frame) - 1
 	run := func() (n, xst, ast int) {
 		if last < 0 {
@@ -381,6 +387,7 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 		return frame[last], xs[last], astr[last]
 	}
 	zero := make([]int64, len(frame))
+	// Pass 1: counts and sums (in total).
 	walkRows(frame, xs, astr, zero, xoff, 0, 0, func(xo, ao int, _ int64) {
 		n, xst, ast := run()
 		switch {
@@ -407,36 +414,59 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 			}
 		}
 	})
+	// The shift: the mean, where finite; M2 NaN marks the other lanes.
+	for l, c := range cnt {
+		switch m := total[l] / c; {
+		case c == 0:
+		case math.IsInf(m, 0) || m != m:
+			m2[l] = math.NaN()
+		default:
+			shift[l], total[l] = m, 0
+		}
+	}
+	// Pass 2: deviations from the shift, summed and squared.
 	walkRows(frame, xs, astr, zero, xoff, 0, 0, func(xo, ao int, _ int64) {
 		n, xst, ast := run()
 		if ast == 0 {
-			m, s := total[ao]/cnt[ao], 0.0
+			if m2[ao] != m2[ao] {
+				return
+			}
+			k, t, s := shift[ao], 0.0, 0.0
 			for j := 0; j < n; j++ {
 				v := x[xo+j*xst]
 				if skipNaN && v != v {
 					continue
 				}
-				d := v - m
+				d := v - k
+				t += d
 				s += d * d
 			}
+			total[ao] += t
 			m2[ao] += s
 			return
 		}
 		for j := 0; j < n; j++ {
+			l := ao + j*ast
 			v := x[xo+j*xst]
-			if skipNaN && v != v {
+			if skipNaN && v != v || m2[l] != m2[l] {
 				continue
 			}
-			l := ao + j*ast
-			d := v - total[l]/cnt[l]
+			d := v - shift[l]
+			total[l] += d
 			m2[l] += d * d
 		}
 	})
+	// Σ(x − k)² = M2 + n·(mean − k)², and mean − k = total/n.
+	for l, c := range cnt {
+		if c > 0 && m2[l] == m2[l] {
+			m2[l] = max(m2[l]-total[l]*total[l]/c, 0)
+		}
+	}
 }
 
-// MomentsFinish writes the final values of (count, total, M2) records acc
-// into out (float32 or float64, acc's shape without the field axis):
-// "mean" total / count (NaN where the count is 0), "var" M2 / max(count −
+// MomentsFinish writes the final values of moments records acc into out
+// (float32 or float64, acc's shape without the field axis): "mean" shift +
+// total/count (NaN where the count is 0), "var" M2 / max(count −
 // correction, 0), "std" its square root.
 func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 	lanes, d, err := checkDst(out)
@@ -458,11 +488,11 @@ func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 			if n == 0 {
 				return math.NaN()
 			}
-			return a[lanes+l] / n
+			return a[lanes+l] + a[2*lanes+l]/n
 		case "var":
-			return a[2*lanes+l] / max(n-correction, 0)
+			return a[3*lanes+l] / max(n-correction, 0)
 		}
-		return math.Sqrt(a[2*lanes+l] / max(n-correction, 0))
+		return math.Sqrt(a[3*lanes+l] / max(n-correction, 0))
 	}
 	if kind != "mean" && kind != "var" && kind != "std" {
 		return fmt.Errorf("kernels: unknown moments result %q", kind)
