@@ -17,8 +17,9 @@ const DefaultSplitEvery = 16
 // Split is the fan-in of a tree reduction: how many blocks one task folds
 // along each reduced axis. The zero value lets cubego choose: the first
 // round folds DefaultSplitEvery blocks, streamed one at a time, and each
-// later round combines as many partial results as fit allowed_mem at once.
-// A given split applies to every round, each streamed.
+// later round combines as many partial results as fit allowed_mem at once
+// (streaming DefaultSplitEvery instead where fewer fit). A given split
+// applies to every round, each streamed.
 type Split struct {
 	// Every is the fan-in over all reduced axes together (Cubed's integer
 	// split_every): each axis gets max(⌊Every^(1/naxes)⌋, 2).

@@ -51,8 +51,17 @@ func (t *tree) build() (*plan.Array, error) {
 		nb := cur.NumBlocks()
 		fan, region := first, false
 		if round > 0 && !t.split.Given() {
+			// Read the partial results at once when more fit the budget
+			// than a streaming task would fold.
 			if f := t.memoryFanIn(cur, recIn); f != nil {
-				fan, region = f, true
+				held, streamed := 1, 1
+				for i, a := range t.axes {
+					held *= f[i]
+					streamed *= min(first[i], nb[a+off])
+				}
+				if held >= streamed {
+					fan, region = f, true
+				}
 			}
 		}
 		last := true
@@ -174,22 +183,30 @@ func (t *tree) memoryFanIn(x *plan.Array, recIn bool) []int {
 		off = 1
 	}
 	counts := make([]int, len(t.axes))
-	ones := make([]int, len(t.axes))
 	twos := make([]int, len(t.axes))
+	fours := make([]int, len(t.axes))
 	for i, a := range t.axes {
 		counts[i] = x.Shape[a+off]
-		ones[i], twos[i] = 1, 2
+		twos[i], fours[i] = 2, 4
 	}
 	// The projection is affine in the number of partial results a task
-	// reads: measure it at one and at 2^naxes per task.
-	p1 := plan.ProjectedMem(t.round(x, recIn, ones, true, false, true))
-	p2 := plan.ProjectedMem(t.round(x, recIn, twos, true, false, true))
+	// reads (beyond one, which is read like an aligned chunk): measure it
+	// at 2^naxes and 4^naxes per task.
+	// (On a stand-in for x with at least 4 partial results per axis.)
+	probe := &plan.Array{Shape: slices.Clone(x.Shape), DType: x.DType, Chunks: slices.Clone(x.Chunks), Spec: x.Spec}
+	for _, a := range t.axes {
+		n := max(x.Shape[a+off], 4)
+		probe.Shape[a+off], probe.Chunks[a+off] = n, plan.RegularChunks(n, 1)
+	}
+	n2, n4 := int64(1)<<len(t.axes), int64(1)<<(2*len(t.axes))
+	p2 := plan.ProjectedMem(t.round(probe, recIn, twos, true, false, true))
+	p4 := plan.ProjectedMem(t.round(probe, recIn, fours, true, false, true))
 	allowed := x.Spec.AllowedMem
-	per := float64(p2-p1) / float64(int64(1)<<len(t.axes)-1)
-	if per <= 0 || p1 > allowed {
+	per := float64(p4-p2) / float64(n4-n2)
+	if per <= 0 || p2 > allowed {
 		return nil
 	}
-	total := 1 + int64(float64(allowed-p1)/per)
+	total := n2 + int64(float64(allowed-p2)/per)
 	for total >= 2 {
 		fan, ok := distribute(total, counts)
 		if !ok {
