@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -79,6 +80,93 @@ def test_var_std(shape, chunks, dtype):
                     (cubego.std(x, correction=correction, **kw), np.std(a, ddof=correction, **kw))
                 )
     _check_all(pairs, rtol=1e-4 if dtype != "float64" else 1e-10)
+
+
+@pytest.mark.parametrize(("shape", "chunks"), GRID)
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float32"])
+@pytest.mark.parametrize("split_every", [None, 2, {0: 3}])
+def test_var_std_records(shape, chunks, dtype, split_every):
+    # One tree reduction of (count, total, M2) records: every axis combination,
+    # keepdims, corrections, fan-ins, numpy's result dtypes.
+    a, x = _x(shape, chunks, dtype)
+    axes = [None, 0, -1, (0, -1)] if len(shape) > 1 else [None, 0]
+    pairs = []
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for axis in axes:
+            for correction, keepdims in ((0, False), (1, True)):
+                kw = {"axis": axis, "keepdims": keepdims}
+                for name in ("var", "std"):
+                    got = getattr(cubego, name)(
+                        x, correction=correction, split_every=split_every, **kw
+                    )
+                    pairs.append((got, getattr(np, name)(a, ddof=correction, **kw)))
+    _check_all(pairs, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def _exact_var(a, axis, ddof=0):
+    """Corrected two-pass variance with correctly rounded sums (math.fsum): exact
+    to a few ulps, unlike numpy's, whose rounded mean costs it ~1e-12 here."""
+    a = np.moveaxis(np.asarray(a), axis, -1) if axis is not None else np.asarray(a).reshape(1, -1)
+    out = []
+    for lane in a.reshape(-1, a.shape[-1]):
+        lane = lane[~np.isnan(lane)]
+        m = math.fsum(lane) / len(lane)
+        d = lane - m
+        m2 = math.fsum(d * d) - math.fsum(d) ** 2 / len(lane)
+        out.append(m2 / (len(lane) - ddof))
+    out = np.array(out).reshape(a.shape[:-1])
+    return out if axis is not None else out[0]
+
+
+@pytest.mark.parametrize("chunks", [(1000, 7), (7, 3), (1, 50)])
+def test_var_is_accurate_far_from_zero(chunks):
+    # 1e9 + N(0, 1): squares are ~1e18, so a sum-of-squares variance keeps no
+    # digit of the ~1 result; the records' shifted totals keep them all.
+    rng = np.random.default_rng(12)
+    a = 1e9 + rng.standard_normal((1000, 50))
+    x = cubego.asarray(a, chunks=chunks, spec=SPEC)
+    for axis in (None, 0, 1):
+        want = np.var(a, axis=axis)
+        naive = np.mean(a * a, axis=axis) - np.mean(a, axis=axis) ** 2
+        assert np.max(np.abs(naive - want) / want) > 1e-3  # the naive formula fails
+        got = cubego.var(x, axis=axis).compute()
+        np.testing.assert_allclose(got, want, rtol=1e-10)  # numpy's own error is ~3e-12
+        np.testing.assert_allclose(got, _exact_var(a, axis), rtol=1e-13)
+        std = cubego.std(x, axis=axis, correction=1).compute()
+        np.testing.assert_allclose(std**2, _exact_var(a, axis, 1), rtol=1e-13)
+        exact_mean = (
+            math.fsum(a.ravel()) / a.size
+            if axis is None
+            else np.apply_along_axis(math.fsum, axis, a) / a.shape[axis]
+        )
+        np.testing.assert_allclose(cubego.nanmean(x, axis=axis).compute(), exact_mean, rtol=2e-16)
+    b = a.copy()
+    b[::3, ::7] = np.nan
+    y = cubego.asarray(b, chunks=chunks, spec=SPEC)
+    for axis in (None, 0, 1):
+        got = cubego.nanvar(y, axis=axis).compute()
+        np.testing.assert_allclose(got, np.nanvar(b, axis=axis), rtol=1e-10)
+        np.testing.assert_allclose(got, _exact_var(b, axis), rtol=1e-13)
+
+
+@pytest.mark.parametrize("split_every", [None, 2, 4])
+def test_nan_moments_split_every_and_plan(split_every):
+    a, x = _with_nans((40, 30), (3, 4))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pairs = [
+            (cubego.nanmean(x, axis=1, split_every=split_every), np.nanmean(a, axis=1)),
+            (
+                cubego.nanvar(x, axis=0, ddof=1, split_every=split_every),
+                np.nanvar(a, axis=0, ddof=1),
+            ),
+            (cubego.nanstd(x, split_every=split_every), np.nanstd(a)),
+        ]
+    _check_all(pairs, rtol=1e-12)
+    # One tree: no separate count, mean and squared-deviation reductions.
+    p = cubego.plan(cubego.nanvar(x, axis=0, split_every=split_every))
+    assert p.num_ops == {None: 1, 2: 4, 4: 2}[split_every]
 
 
 @pytest.mark.parametrize(("shape", "chunks"), GRID)

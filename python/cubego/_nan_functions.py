@@ -2,9 +2,10 @@
 
 ``nanmean``, ``nanvar`` and ``nanstd`` of real data are one tree reduction of
 (count, total, M2) records (the total about a shift) that leave NaNs out;
-``nanargmax`` and ``nanargmin`` one of (index, value) records. The others compose library ops: NaNs are replaced by the
-reduction's identity (``where(isnan(x), identity, x)``) inside the same fused task,
-and counts of non-NaN elements come from a sum of ``~isnan(x)``. As in numpy, a
+``nanargmax`` and ``nanargmin`` one of (index, value) records. The others compose
+library ops: NaNs are replaced by the reduction's identity
+(``where(isnan(x), identity, x)``) inside the same fused task, and counts of non-NaN
+elements come from a sum of ``~isnan(x)``. As in numpy, a
 slice of only NaNs gives NaN (``nanmax``, ``nanmin``, ``nanmean``, ``nanvar``,
 ``nanstd``, ``nanmedian``), 0 (``nansum``) or 1 (``nanprod``), and makes
 ``nanargmax`` and ``nanargmin`` raise ``ValueError`` when computed. Integer and
