@@ -49,6 +49,8 @@ func TestMeasuredWithinProjected(t *testing.T) {
 				ops.Operand{Array: ys}))},
 			ops.Operand{Scalar: two})),
 		"reduction round": must(ops.Reduce("sum", xs, []int{0}, false, nil, 0)),
+		"arg round":       must(ops.ArgReduce("argmax", xs, &c1, false)),
+		"moments round":   must(ops.Var("var", ys, []int{0}, false, 0, nil)),
 		"matmul":          must(ops.Matmul(as, b)),
 		"rechunk copy":    must(ops.Rechunk(xs, []any{4096, 1024})),
 		"indexing":        must(ops.GetItem(ys, []ops.Index{{Kind: ops.IndexSlice, Start: &c1}, {Kind: ops.IndexSlice, Step: &step2}})),
