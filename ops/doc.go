@@ -20,6 +20,8 @@
 // Elementwise functions broadcast and may combine arrays with different
 // chunks: the output takes the chunks of the first array spanning each
 // dimension and other inputs are read across their chunk boundaries.
-// [Reduce] builds a tree of streaming fold rounds; [Matmul] streams the
-// contracted dimension and stores no partial products.
+// [Reduce] builds a tree of fold rounds whose fan-in comes from split_every
+// or from allowed_mem ([Split]); [ArgReduce] and [Var] carry records
+// ((index, value); count, total and M2) through one such tree. [Matmul]
+// streams the contracted dimension and stores no partial products.
 package ops

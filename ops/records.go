@@ -106,8 +106,9 @@ func Var(fn string, x *plan.Array, axes []int, keepdims bool, correction float64
 // each block's record comes from two passes over the block in memory (its
 // sum, then the deviations from its mean) and records merge with Chan et
 // al.'s update, so the result is as accurate as numpy's two-pass variance
-// even for data far from zero, in a single pass over x. Complex var and std are two passes
-// over x (the mean, then the mean of squared magnitudes of deviations).
+// even for data far from zero, in a single pass over x. Complex var and
+// std are two passes over x (the mean, then the mean of squared magnitudes
+// of deviations).
 func Moments(fn string, x *plan.Array, axes []int, keepdims bool, correction float64, dtype *DType, split Split) (*plan.Array, error) {
 	rk, ok := recordKinds[fn]
 	if !ok || rk.arg {
