@@ -199,6 +199,9 @@ func (t *TaskKernel) recordStep(alloc Allocator, rk recordKind, out Block, x ker
 	if k.RecordIn {
 		off = 1
 	}
+	if len(x.Shape) < off {
+		return fmt.Errorf("ops: %s records operand has no field dimension", k.Reduce)
+	}
 	axes := make([]int, len(k.Axes))
 	for i, a := range k.Axes {
 		axes[i] = a - off
