@@ -15,6 +15,7 @@ type recordKind struct {
 	fields  int
 	arg     bool   // (index, value) records, else moments (count, shift, total, M2)
 	skipNaN bool   // the moments leave NaNs out
+	complex bool   // moments of complex values (real and imaginary parts)
 	result  string // the moments' result: "mean", "var" or "std"
 }
 
@@ -32,6 +33,8 @@ var recordKinds = map[string]recordKind{
 	"nanvar":    {fields: kernels.MomentRecordFields, skipNaN: true, result: "var"},
 	"nanstd":    {fields: kernels.MomentRecordFields, skipNaN: true, result: "std"},
 	"nanmean":   {fields: kernels.MomentRecordFields, skipNaN: true, result: "mean"},
+	"cvar":      {fields: kernels.ComplexMomentRecordFields, complex: true, result: "var"},
+	"cstd":      {fields: kernels.ComplexMomentRecordFields, complex: true, result: "std"},
 }
 
 // ArgReduce returns the int64 index of the first maximum (fn "argmax") or
@@ -107,8 +110,9 @@ func Var(fn string, x *plan.Array, axes []int, keepdims bool, correction float64
 // sum, then the deviations from its mean) and records merge with Chan et
 // al.'s update, so the result is as accurate as numpy's two-pass variance
 // even for data far from zero, in a single pass over x. Complex var and
-// std are two passes over x (the mean, then the mean of squared magnitudes
-// of deviations).
+// std carry the records of the real and imaginary parts (the variance is
+// their sum); computed in a real dtype, complex data is cast first and
+// takes two passes over x (the mean, then the squared deviations).
 func Moments(fn string, x *plan.Array, axes []int, keepdims bool, correction float64, dtype *DType, split Split) (*plan.Array, error) {
 	rk, ok := recordKinds[fn]
 	if !ok || rk.arg {
@@ -129,9 +133,13 @@ func Moments(fn string, x *plan.Array, axes []int, keepdims bool, correction flo
 		if fn != "var" && fn != "std" {
 			return nil, plan.Errorf(plan.ErrNotImplemented, "%s of complex data", fn)
 		}
-		return complexVar(fn, x, axes, keepdims, correction, ft, split)
+		if !IsComplex(ft) {
+			// Complex data computed in a real dtype (numpy casts it).
+			return complexVar(fn, x, axes, keepdims, correction, ft, split)
+		}
+		rk = recordKinds["c"+fn]
 	}
-	if !IsFloat(ft) {
+	if !IsFloat(ft) && !rk.complex {
 		return nil, plan.Errorf(plan.ErrType, "%s: dtype must be a floating-point dtype, got %s", fn, ft)
 	}
 	shape := reducedShape(x.Shape, axes, keepdims)
@@ -139,18 +147,25 @@ func Moments(fn string, x *plan.Array, axes []int, keepdims bool, correction flo
 	for _, a := range axes {
 		n *= int64(x.Shape[a])
 	}
+	kernel, value := fn, Float64
+	if rk.complex {
+		// The variance of complex values is real.
+		kernel, value = "c"+fn, Complex128
+		ft = map[DType]DType{Complex64: Float32, Complex128: Float64}[ft]
+	}
 	if n == 0 || x.Size() == 0 {
 		// No elements: NaN, as numpy (0/0), or an empty result.
 		return Full(shape, ft, plan.Scalar{Kind: 'f', F: math.NaN()}, nil, x.Spec)
 	}
-	t := &tree{fn: fn, kernel: fn, x: x, axes: axes, keepdims: keepdims,
-		operand: castExpr(plan.InputExpr(0, x.DType), Float64), partial: Float64, fields: rk.fields,
+	t := &tree{fn: fn, kernel: kernel, x: x, axes: axes, keepdims: keepdims,
+		operand: castExpr(plan.InputExpr(0, x.DType), value), partial: Float64, fields: rk.fields,
 		out: ft, scratch: 2, correction: correction, split: split}
 	return t.build()
 }
 
-// complexVar is the variance of complex data: the mean of the squared
-// magnitudes of the deviations from the mean, in two passes over x.
+// complexVar is the variance of complex data computed in the dtype ft: the
+// mean of the squared magnitudes of the deviations from the mean, in two
+// passes over x.
 func complexVar(fn string, x *plan.Array, axes []int, keepdims bool, correction float64, ft DType, split Split) (*plan.Array, error) {
 	xf, err := AsType(x, ft)
 	if err != nil {
@@ -210,7 +225,8 @@ func (t *TaskKernel) recordStep(alloc Allocator, rk recordKind, out Block, x ker
 	for _, a := range axes {
 		accShape[1+a] = 1
 	}
-	need := int(plan.Prod(accShape)) * x.DType.Size()
+	dt := rk.dtype(k)
+	need := int(plan.Prod(accShape)) * dt.Size()
 	data := out.Data
 	if !k.RecordOut {
 		data = out.Acc
@@ -218,7 +234,7 @@ func (t *TaskKernel) recordStep(alloc Allocator, rk recordKind, out Block, x ker
 	if len(data) < need {
 		return fmt.Errorf("ops: %s records need %d bytes, have %d", k.Reduce, need, len(data))
 	}
-	acc := kernels.Contiguous(x.DType, data[:need], accShape)
+	acc := kernels.Contiguous(dt, data[:need], accShape)
 	if rk.arg {
 		var base int64
 		var strides []int64
@@ -231,6 +247,9 @@ func (t *TaskKernel) recordStep(alloc Allocator, rk recordKind, out Block, x ker
 	if !first && !k.RecordIn {
 		tmp = alloc.Allocate(need)
 		defer alloc.Free(tmp)
+	}
+	if rk.complex {
+		return kernels.ComplexMomentsFold(acc, x, axes, k.RecordIn, first, tmp)
 	}
 	return kernels.MomentsFold(rk.skipNaN, acc, x, axes, k.RecordIn, first, tmp)
 }
@@ -266,7 +285,7 @@ func (t *TaskKernel) argIndex(frame, axes []int) (int64, []int64) {
 // recordFinish writes the last round's results from its records.
 func (t *TaskKernel) recordFinish(rk recordKind, out Block) error {
 	k := t.op.Kernel
-	dt := k.Exprs[0].DType
+	dt := rk.dtype(k)
 	lanes := int(plan.Prod(out.Shape))
 	need := rk.fields * lanes * dt.Size()
 	if len(out.Acc) < need {
@@ -293,5 +312,14 @@ func (t *TaskKernel) AccBytes(outShape []int) int {
 	if k.Core != "reduce" || !ok || k.RecordOut {
 		return 0
 	}
-	return rk.fields * int(plan.Prod(outShape)) * k.Exprs[0].DType.Size()
+	return rk.fields * int(plan.Prod(outShape)) * rk.dtype(k).Size()
+}
+
+// dtype returns the dtype of a record's fields: the folded operand's for
+// the arg reductions (which cast values to it), float64 for the moments.
+func (rk recordKind) dtype(k plan.Kernel) DType {
+	if rk.arg {
+		return k.Exprs[0].DType
+	}
+	return Float64
 }

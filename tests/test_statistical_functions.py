@@ -150,6 +150,23 @@ def test_var_is_accurate_far_from_zero(chunks):
         np.testing.assert_allclose(got, _exact_var(b, axis), rtol=1e-13)
 
 
+@pytest.mark.parametrize("split_every", [None, 2])
+def test_complex_var_is_accurate_far_from_zero(split_every):
+    # Records of the real and imaginary parts: var(z) = var(re) + var(im).
+    rng = np.random.default_rng(13)
+    a = (1e9 + rng.standard_normal((60, 20))) + 1j * (-5e8 + rng.standard_normal((60, 20)))
+    x = cubego.asarray(a, chunks=(7, 6), spec=SPEC)
+    for axis in (None, 0, 1):
+        want = _exact_var(a.real, axis, 1) + _exact_var(a.imag, axis, 1)
+        got = cubego.var(x, axis=axis, correction=1, split_every=split_every)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got.compute(), want, rtol=1e-13)
+        np.testing.assert_allclose(got.compute(), np.var(a, axis=axis, ddof=1), rtol=1e-10)
+    assert cubego.plan(cubego.var(x, axis=0, split_every=split_every)).num_ops == (
+        1 if split_every is None else 4
+    )
+
+
 @pytest.mark.parametrize("split_every", [None, 2, 4])
 def test_nan_moments_split_every_and_plan(split_every):
     a, x = _with_nans((40, 30), (3, 4))

@@ -148,9 +148,9 @@ def var(
 ) -> Array:
     """Variance over *axis* with *correction* degrees of freedom removed.
 
-    Real data is reduced in one pass as (count, total, M2) records (the total about a
-    shift, the block's mean) merged with Chan et al.'s update, which keeps full
-    precision for data far from zero.
+    One pass of (count, total, M2) records (the total about a shift, the block's
+    mean) merged with Chan et al.'s update, which keeps full precision for data far
+    from zero; complex data carries records of its real and imaginary parts.
     """
     return _variance("var", x, axis, correction, keepdims, split_every)
 

@@ -467,7 +467,9 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 // MomentsFinish writes the final values of moments records acc into out
 // (float32 or float64, acc's shape without the field axis): "mean" shift +
 // total/count (NaN where the count is 0), "var" M2 / max(count −
-// correction, 0), "std" its square root.
+// correction, 0), "std" its square root. Records of
+// ComplexMomentRecordFields fields (ComplexMomentsFold) give the variance
+// of complex values: the M2 of both parts.
 func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 	lanes, d, err := checkDst(out)
 	if err != nil {
@@ -477,25 +479,33 @@ func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 	if err != nil {
 		return err
 	}
-	if acc.DType != zarr.Float64 || len(ad) != MomentRecordFields*lanes*8 {
+	fields := MomentRecordFields
+	if len(acc.Shape) > 0 && acc.Shape[0] == ComplexMomentRecordFields {
+		fields = ComplexMomentRecordFields
+	}
+	if acc.DType != zarr.Float64 || len(ad) != fields*lanes*8 {
 		return fmt.Errorf("kernels: moments records of shape %v and dtype %s for %d results", acc.Shape, acc.DType, lanes)
+	}
+	if kind != "mean" && kind != "var" && kind != "std" || kind == "mean" && fields != MomentRecordFields {
+		return fmt.Errorf("kernels: unknown moments result %q of %d-field records", kind, fields)
 	}
 	a := as[float64](ad)
 	value := func(l int) float64 {
 		n := a[l]
-		switch kind {
-		case "mean":
+		if kind == "mean" {
 			if n == 0 {
 				return math.NaN()
 			}
 			return a[lanes+l] + a[2*lanes+l]/n
-		case "var":
-			return a[3*lanes+l] / max(n-correction, 0)
 		}
-		return math.Sqrt(a[3*lanes+l] / max(n-correction, 0))
-	}
-	if kind != "mean" && kind != "var" && kind != "std" {
-		return fmt.Errorf("kernels: unknown moments result %q", kind)
+		m2 := a[3*lanes+l]
+		if fields == ComplexMomentRecordFields {
+			m2 += a[7*lanes+l] // the imaginary parts' M2
+		}
+		if kind == "var" {
+			return m2 / max(n-correction, 0)
+		}
+		return math.Sqrt(m2 / max(n-correction, 0))
 	}
 	switch out.DType {
 	case zarr.Float64:
@@ -510,6 +520,57 @@ func MomentsFinish(kind string, out, acc Operand, correction float64) error {
 		}
 	default:
 		return unsupported(kind, out.DType)
+	}
+	return nil
+}
+
+// ComplexMomentRecordFields is the number of fields of a complex moments
+// record: the moments records of the real and of the imaginary parts.
+const ComplexMomentRecordFields = 2 * MomentRecordFields
+
+// ComplexMomentsFold is MomentsFold for complex128 values: it keeps the
+// moments of the real parts in the first MomentRecordFields fields and of
+// the imaginary parts in the others, since |z − m|² = (re − m_re)² +
+// (im − m_im)² makes the variance of z their sum (MomentsFinish with the
+// doubled record). NaN in either part makes the lane's variance NaN. With
+// recordIn the operand is float64 records of ComplexMomentRecordFields
+// fields.
+func ComplexMomentsFold(acc, x Operand, axes []int, recordIn, first bool, tmp []byte) error {
+	if acc.DType != zarr.Float64 || len(acc.Shape) == 0 || acc.Shape[0] != ComplexMomentRecordFields {
+		return fmt.Errorf("kernels: complex moments records must be float64 with %d fields, got %s %v", ComplexMomentRecordFields, acc.DType, acc.Shape)
+	}
+	n, data, err := checkDst(acc)
+	if err != nil {
+		return err
+	}
+	half := n / 2 * 8
+	shape := append([]int{MomentRecordFields}, acc.Shape[1:]...)
+	parts := [2]Operand{Contiguous(zarr.Float64, data[:half], shape), Contiguous(zarr.Float64, data[half:], shape)}
+	xs, err := checkInput("folded operand", x, x.Shape)
+	if err != nil {
+		return err
+	}
+	for p, part := range parts {
+		var view Operand
+		if recordIn {
+			if x.DType != zarr.Float64 || len(x.Shape) == 0 || x.Shape[0] != ComplexMomentRecordFields {
+				return fmt.Errorf("kernels: complex moments operand %s %v, want float64 records of %d fields", x.DType, x.Shape, ComplexMomentRecordFields)
+			}
+			view = Operand{DType: zarr.Float64, Data: x.Data, Shape: append([]int{MomentRecordFields}, x.Shape[1:]...),
+				Strides: xs, Offset: x.Offset + p*MomentRecordFields*xs[0]}
+		} else {
+			if x.DType != zarr.Complex128 {
+				return fmt.Errorf("kernels: complex moments of %s values", x.DType)
+			}
+			st := make([]int, len(xs))
+			for d, s := range xs {
+				st[d] = 2 * s
+			}
+			view = Operand{DType: zarr.Float64, Data: x.Data, Shape: x.Shape, Strides: st, Offset: 2*x.Offset + p}
+		}
+		if err := MomentsFold(false, part, view, axes, recordIn, first, tmp); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -391,3 +391,65 @@ func TestRecordFoldErrors(t *testing.T) {
 		t.Errorf("uint64 argmax = %v (%v), want 11", dec[int64](out.Data), err)
 	}
 }
+
+func TestComplexMomentsFold(t *testing.T) {
+	// z = re + i·im over a 3 × 4 block folded along axis 0 in two steps, then
+	// the records combined again: var(z) = var(re) + var(im).
+	rng := rand.New(rand.NewPCG(5, 6))
+	z := make([]complex128, 12)
+	for i := range z {
+		z[i] = complex(1e9+rng.NormFloat64(), -5e8+rng.NormFloat64())
+	}
+	acc := Contiguous(zarr.Float64, make([]byte, ComplexMomentRecordFields*4*8), []int{ComplexMomentRecordFields, 1, 4})
+	tmp := make([]byte, len(acc.Data))
+	for step, rows := range [][2]int{{0, 2}, {2, 3}} {
+		x := Operand{DType: zarr.Complex128, Data: enc(z...), Shape: []int{rows[1] - rows[0], 4}, Strides: []int{4, 1}, Offset: rows[0] * 4}
+		if err := ComplexMomentsFold(acc, x, []int{0}, false, step == 0, tmp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Records in, as a combining round sees them: the same records twice
+	// along a reduced axis double every count and keep the variance.
+	rec := dec[float64](acc.Data)
+	both := make([]float64, 0, 2*len(rec))
+	for f := range ComplexMomentRecordFields {
+		both = append(both, rec[f*4:(f+1)*4]...)
+		both = append(both, rec[f*4:(f+1)*4]...)
+	}
+	x := Contiguous(zarr.Float64, enc(both...), []int{ComplexMomentRecordFields, 2, 4})
+	again := Contiguous(zarr.Float64, make([]byte, len(acc.Data)), []int{ComplexMomentRecordFields, 1, 4})
+	if err := ComplexMomentsFold(again, x, []int{0}, true, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, records := range map[string]Operand{"values": acc, "records": again} {
+		out := Contiguous(zarr.Float64, make([]byte, 4*8), []int{4})
+		if err := MomentsFinish("var", out, Operand{DType: zarr.Float64, Data: records.Data, Shape: []int{ComplexMomentRecordFields, 4}}, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := dec[float64](out.Data)
+		for c := range 4 {
+			var re, im []float64
+			for r := range 3 {
+				re = append(re, real(z[r*4+c]))
+				im = append(im, imag(z[r*4+c]))
+			}
+			n, _, m2re := momentsRef(re, false)
+			_, _, m2im := momentsRef(im, false)
+			if name == "records" {
+				n *= 2
+				m2re, m2im = 2*m2re, 2*m2im
+			}
+			want := (m2re + m2im) / n
+			if math.Abs(got[c]-want) > 1e-13*want {
+				t.Errorf("%s column %d: var %v, want %v", name, c, got[c], want)
+			}
+		}
+	}
+	if err := ComplexMomentsFold(acc, Contiguous(zarr.Float64, make([]byte, 12*8), []int{3, 4}), []int{0}, false, true, tmp); err == nil {
+		t.Error("float64 values accepted as complex")
+	}
+	out := Contiguous(zarr.Float64, make([]byte, 4*8), []int{4})
+	if err := MomentsFinish("mean", out, Operand{DType: zarr.Float64, Data: acc.Data, Shape: []int{ComplexMomentRecordFields, 4}}, 0); err == nil {
+		t.Error("a mean of complex records accepted")
+	}
+}
