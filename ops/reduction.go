@@ -167,6 +167,9 @@ func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DTy
 }
 
 func splitPerAxis(splitEvery, naxes int) int {
+	if naxes == 0 {
+		return 2 // nothing is folded
+	}
 	return max(int(math.Pow(float64(splitEvery), 1/float64(naxes))), 2)
 }
 
