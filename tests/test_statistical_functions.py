@@ -367,3 +367,35 @@ def test_nansum_nanmax_hypothesis(data):
                 (cubego.nanmean(x, axis=axis), np.nanmean(a, axis=axis)),
             ]
         )
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_record_reductions_hypothesis(data):
+    # Random shapes, chunkings, axes and fan-ins: arg reductions and moments
+    # against numpy, with NaNs, infinities and ties.
+    shape = tuple(data.draw(st.lists(st.integers(1, 7), min_size=1, max_size=3)))
+    chunks = tuple(data.draw(st.integers(1, n)) for n in shape)
+    a = np.round(make_data(shape, "float64", seed=data.draw(st.integers(0, 5))), 1)
+    a[a > 1.2] = np.nan
+    a[a < -1.7] = -np.inf
+    axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
+    split = data.draw(st.sampled_from([None, 2, 3]))
+    x = cubego.asarray(a, chunks=chunks, spec=SPEC)
+    pairs = []
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in ("argmax", "argmin", "var", "std", "nanvar", "nanmean"):
+            got = getattr(cubego, name)(x, axis=axis, split_every=split)
+            pairs.append((got, getattr(np, name)(a, axis=axis)))
+    _check_all(pairs, rtol=1e-10)
+
+
+def test_arg_records_keep_64_bit_values_exact():
+    # Values a float64 record could not tell apart.
+    big = np.array([2**62 + 1, 2**62 + 3, 2**62 + 2, -(2**63), 2**62 + 3], dtype="int64")
+    x = cubego.asarray(big, chunks=2, spec=SPEC)
+    assert int(cubego.argmax(x)) == 1 and int(cubego.argmin(x)) == 3
+    ubig = np.array([2**64 - 2, 2**64 - 1, 2**63, 2**64 - 1], dtype="uint64")
+    y = cubego.asarray(ubig, chunks=1, spec=SPEC)
+    assert int(cubego.argmax(y, split_every=2)) == 1 and int(cubego.argmin(y)) == 2
