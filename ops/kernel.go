@@ -145,7 +145,8 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 	return nil
 }
 
-// Finish applies a reduction's final expression (e.g. mean's division).
+// Finish applies a reduction's final expression (e.g. mean's division), or
+// writes a record reduction's results from its accumulator.
 func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
 	k := t.op.Kernel
 	if rk, ok := recordKinds[k.Reduce]; ok && k.Core == "reduce" && !k.RecordOut {

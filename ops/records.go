@@ -19,7 +19,7 @@ type recordKind struct {
 	result  string // the moments' result: "mean", "var" or "std"
 }
 
-// RecordKinds are the record reductions, by name: the arg reductions carry
+// recordKinds are the record reductions, by name: the arg reductions carry
 // (index, value) through the tree (the value in a 64-bit type of its kind:
 // float64, int64 or uint64, the index stored in the same type), the
 // moments (count, shift, total, M2) in float64 (see kernels.MomentsFold).

@@ -153,7 +153,7 @@ type Kernel struct {
 	Axes      []int
 	FrameNDim int
 	// RecordIn and RecordOut mark the rounds of a record reduction (Reduce
-	// "var", "argmax", ...; see ops.RecordKinds): with RecordIn the folded
+	// "var", "argmax", ...; see ops/records.go): with RecordIn the folded
 	// operand is an array of partial records, whose frame dimension 0 holds
 	// the record's fields; with RecordOut the output holds records too
 	// (fields along its dimension 0), else the round is the last one and
