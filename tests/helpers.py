@@ -63,8 +63,9 @@ def make_data(shape, dtype, seed=0, *, low=None, high=None, nonzero=False) -> np
     return data
 
 
-def assert_matches(actual, expected, *, rtol=None) -> None:
-    """*actual* (cubego or numpy) equals numpy's *expected* in shape, dtype and values."""
+def assert_matches(actual, expected, *, rtol=None, atol=0.0) -> None:
+    """*actual* (cubego or numpy) equals numpy's *expected* in shape, dtype and values
+    (within *rtol*, and *atol* for results that cancel to about zero)."""
     if isinstance(actual, cubego.Array):
         assert actual.shape == np.shape(expected), (actual.shape, np.shape(expected))
         assert actual.dtype == np.asarray(expected).dtype, (
@@ -79,6 +80,6 @@ def assert_matches(actual, expected, *, rtol=None) -> None:
     if expected.dtype.kind in "fc":
         if rtol is None:
             rtol = 1e-5 if expected.dtype in (np.float32, np.complex64) else 1e-12
-        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=0, equal_nan=True)
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual, expected)
