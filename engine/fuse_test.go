@@ -223,3 +223,27 @@ func TestRechunkIsNotFusedIntoItsConsumer(t *testing.T) {
 		t.Errorf("%d ops after fusion, want %d: a rechunk's source must not be read through its consumer's blocks", n, before)
 	}
 }
+
+func TestFusedOpReadsEachInputOnce(t *testing.T) {
+	spec := testSpec(t)
+	a := literal(t, spec, []int{6, 4}, []any{3, 2}, seq(24))
+	b := literal(t, spec, []int{6, 4}, []any{3, 2}, seq(24))
+	s, _ := ops.Elemwise("add", ops.Operand{Array: a}, ops.Operand{Array: b})
+	sq, _ := ops.Elemwise("multiply", ops.Operand{Array: s}, ops.Operand{Array: s}) // reads s twice
+	z, _ := ops.Elemwise("add", ops.Operand{Array: sq}, ops.Operand{Array: a})      // and a once more
+	p, err := plan.Build([]*plan.Array{z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fuse()
+	if len(p.Ops) != 1 || len(p.Ops[0].Op.Inputs) != 2 {
+		t.Fatalf("fused plan: %d ops, the last with %d inputs; want 1 op reading a and b once each", len(p.Ops), len(p.Ops[len(p.Ops)-1].Op.Inputs))
+	}
+	want := compute(t, Options{}, z)[0]
+	got, _ := computeFused(t, z)
+	for i := range want {
+		if got[0][i] != want[i] {
+			t.Fatalf("element %d: fused %v, unfused %v", i, got[0][i], want[i])
+		}
+	}
+}

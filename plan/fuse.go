@@ -1,5 +1,7 @@
 package plan
 
+import "reflect"
+
 // Fuse rewrites the plan so that elementwise ops feed their consumers
 // directly: when an op C reads an array X that only C reads, and X comes
 // from a "map" op P, C's kernel is given P's expression in place of its
@@ -89,9 +91,19 @@ func fuseInto(c, p *Op) *Op {
 	}
 	x := p.Output
 	// C's inputs, less those reading X; then P's inputs composed with C's
-	// map of X. Each read of X (C may read X more than once, as in x*x)
-	// gets its own copy of P's inputs.
+	// map of X, for each read of X (C may read X more than once, as in
+	// x*x). Inputs reading the same array through the same maps are one
+	// input, which a task reads once: a*b + a reads a once.
 	var inputs []Input
+	add := func(in Input) int {
+		for j, have := range inputs {
+			if have.Array == in.Array && reflect.DeepEqual(have.Dims, in.Dims) {
+				return j
+			}
+		}
+		inputs = append(inputs, in)
+		return len(inputs) - 1
+	}
 	remap := make([]int, len(c.Inputs))
 	var xReads []int
 	for i, in := range c.Inputs {
@@ -100,8 +112,7 @@ func fuseInto(c, p *Op) *Op {
 			xReads = append(xReads, i)
 			continue
 		}
-		remap[i] = len(inputs)
-		inputs = append(inputs, in)
+		remap[i] = add(in)
 	}
 	subst := map[int]*Expr{}
 	for _, i := range xReads {
@@ -116,8 +127,7 @@ func fuseInto(c, p *Op) *Op {
 				}
 				dims[d] = cm
 			}
-			pmap[k] = len(inputs)
-			inputs = append(inputs, Input{Array: pin.Array, Dims: dims})
+			pmap[k] = add(Input{Array: pin.Array, Dims: dims})
 		}
 		subst[i] = renumber(p.Kernel.Exprs[0], func(k int) *Expr { return &Expr{Op: "input", Input: pmap[k], DType: p.Inputs[k].Array.DType} })
 	}
