@@ -179,6 +179,9 @@ func (a args) spec() (*plan.Spec, error) {
 	if s.ZarrCompressor, err = sa.str("zarr_compressor", ""); err != nil {
 		return nil, err
 	}
+	if implicit, ok := sa["implicit"].(bool); ok {
+		s.Implicit = implicit
+	}
 	if opts, err := sa.object("storage_options"); err != nil {
 		return nil, err
 	} else if opts != nil {

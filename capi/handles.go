@@ -19,6 +19,9 @@ type arrayInfo struct {
 	Shape  []int   `json:"shape"`
 	DType  string  `json:"dtype"`
 	Chunks [][]int `json:"chunks"`
+	// ImplicitSpec: the array has the configured default spec because it
+	// was created without one (plan.Spec.Implicit).
+	ImplicitSpec bool `json:"implicit_spec,omitempty"`
 }
 
 func newArrayInfo(a *plan.Array) arrayInfo {
@@ -30,7 +33,8 @@ func newArrayInfo(a *plan.Array) arrayInfo {
 	if chunks == nil {
 		chunks = [][]int{}
 	}
-	return arrayInfo{Handle: uint64(cgo.NewHandle(a)), Name: a.Name, Shape: shape, DType: a.DType.String(), Chunks: chunks}
+	return arrayInfo{Handle: uint64(cgo.NewHandle(a)), Name: a.Name, Shape: shape, DType: a.DType.String(), Chunks: chunks,
+		ImplicitSpec: a.Spec != nil && a.Spec.Implicit}
 }
 
 func arrayOf(h C.uint64_t) (*plan.Array, error) {

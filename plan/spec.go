@@ -24,6 +24,10 @@ type Spec struct {
 	// StorageOptions configure the work dir's object store, as JSON text
 	// (a string keeps Spec comparable); "" for none.
 	StorageOptions string `json:"storage_options,omitempty"`
+	// Implicit marks the configured default spec of an array created
+	// without one (a scalar or small numpy array that xarray or a user
+	// passes to asarray): it gives way to an explicit spec when combined.
+	Implicit bool `json:"implicit,omitempty"`
 }
 
 // StorageOptionsMap decodes StorageOptions.
@@ -86,9 +90,18 @@ func CompressorCodecs(name string) ([]zarr.Codec, error) {
 	return nil, Errorf(ErrValue, "zarr_compressor must be None, \"zstd\", \"blosc\" or \"gzip\", got %q", name)
 }
 
-// Equal reports whether two specs describe the same resources.
+// Equal reports whether two specs describe the same resources (whether
+// either is implicit does not matter).
 func (s *Spec) Equal(o *Spec) bool {
-	return s == o || (s != nil && o != nil && *s == *o)
+	if s == o {
+		return true
+	}
+	if s == nil || o == nil {
+		return false
+	}
+	a, b := *s, *o
+	a.Implicit, b.Implicit = false, false
+	return a == b
 }
 
 func (s *Spec) String() string {
@@ -96,15 +109,26 @@ func (s *Spec) String() string {
 }
 
 // CommonSpec returns the spec shared by arrays, or an error when they differ.
+// Implicit specs (arrays created without one) give way to an explicit one;
+// two explicit specs, or two implicit ones when there is no explicit one,
+// must be equal.
 func CommonSpec(arrays ...*Array) (*Spec, error) {
 	var spec *Spec
-	for _, a := range arrays {
-		if spec == nil {
-			spec = a.Spec
-			continue
+	for _, explicit := range []bool{true, false} {
+		for _, a := range arrays {
+			if a.Spec == nil || a.Spec.Implicit == explicit {
+				continue
+			}
+			if spec == nil {
+				spec = a.Spec
+				continue
+			}
+			if !spec.Equal(a.Spec) {
+				return nil, Errorf(ErrValue, "arrays with different specs cannot be combined or computed together: %s and %s", spec, a.Spec)
+			}
 		}
-		if !spec.Equal(a.Spec) {
-			return nil, Errorf(ErrValue, "arrays with different specs cannot be combined or computed together: %s and %s", spec, a.Spec)
+		if spec != nil {
+			break
 		}
 	}
 	if spec == nil {

@@ -126,12 +126,34 @@ def test_too_many_indices(spec):
 
 
 @pytest.mark.parametrize(
-    "key", [1.5, "a", [0, 1], np.array([0, 1]), True, np.bool_(False), {0}], ids=repr
+    "key",
+    [1.5, "a", True, np.bool_(False), {0}, [0.5], np.array([True, False]), np.ones((3, 4), bool)],
+    ids=repr,
 )
 def test_unsupported_keys(spec, key):
     x = cubego.ones((3, 4), spec=spec)
     with pytest.raises(IndexError):
         x[key]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        [0, 2],
+        np.array([2, 0, 2]),
+        (slice(None), np.array([3, -1])),
+        (np.array([True, False, True]), slice(1, 3)),
+        (Ellipsis, [1]),
+        np.array([], dtype=np.int64),
+    ],
+    ids=repr,
+)
+def test_numpy_index_arrays(spec, key):
+    # numpy index arrays and lists (whose values are known) index like numpy;
+    # xarray passes them for orthogonal indexing.
+    data = np.arange(12.0).reshape(3, 4)
+    x = cubego.asarray(data, chunks=2, spec=spec)
+    np.testing.assert_array_equal(x[key].compute(), data[key])
 
 
 def test_boolean_array_keys_are_refused(spec):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+import numpy as np
 import pytest
 
 import cubego
@@ -116,8 +117,24 @@ def test_to_json(tmp_path):
         "reserved_mem": 100_000_000,
         "zarr_compressor": None,
         "storage_options": None,
+        "implicit": False,
     }
     assert cubego.Spec(zarr_compressor="auto")._to_json()["zarr_compressor"] == "zstd"
+
+
+def test_array_without_spec_takes_the_explicit_spec():
+    # xarray turns scalars into arrays with asarray() and no spec: such arrays
+    # combine with arrays of any explicit spec, and the result keeps that spec.
+    spec = cubego.Spec(allowed_mem="300MB")
+    x = cubego.asarray(np.arange(6.0), chunks=2, spec=spec)
+    fill = cubego.asarray(0.0)
+    for y in (cubego.where(x > 2, x, fill), fill + x, x * fill):
+        assert y.spec == spec
+        assert y.plan().allowed_mem == spec.allowed_mem
+    np.testing.assert_array_equal(cubego.where(x > 2, x, fill).compute(), [0, 0, 0, 3, 4, 5])
+    other = cubego.asarray(np.ones(6), chunks=2, spec=cubego.Spec(allowed_mem="400MB"))
+    with pytest.raises(ValueError, match="different specs"):
+        x + other
     opts = {"endpoint_url": "http://127.0.0.1:9000", "anon": True}
     assert cubego.Spec(storage_options=opts)._to_json()["storage_options"] == opts
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from . import _callback, _dtypes, _lib
 from .array import Array, apply
-from .spec import Spec, resolve
+from .spec import Spec, common, resolve
 
 __all__ = [
     "arg_reduction",
@@ -197,7 +197,7 @@ def python_op(
         "extra_mem": int(extra_mem),
     }
     if inputs:
-        out_spec = inputs[0][0].spec
+        out_spec = common(x.spec for x, _ in inputs)
     else:
         out_spec = resolve(spec)
         args["spec"] = out_spec._to_json()

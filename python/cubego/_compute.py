@@ -305,7 +305,9 @@ def options(arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwar
     """
     from .config import config
 
-    spec = arrays[0].spec
+    from .spec import common
+
+    spec = common(x.spec for x in arrays)
     opts: dict[str, Any] = {}
     name = _executor_name(executor)
     if name is None:

@@ -90,8 +90,8 @@ def promote_scalar(dt: np.dtype, value: Any) -> np.dtype:
 
 
 def _as_dtype(x: Any, what: str) -> np.dtype:
-    if isinstance(x, Array):
-        return x.dtype
+    if isinstance(x, (Array, np.ndarray, np.generic)):
+        return _dtypes.normalize(x.dtype)
     if isinstance(x, (np.dtype, str)) or (isinstance(x, type) and issubclass(x, np.generic)):
         return _dtypes.normalize(x)
     raise TypeError(f"{what}: expected a cubego dtype or Array, got {x!r}")

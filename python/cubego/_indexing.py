@@ -54,6 +54,23 @@ def _index_values(indices: Any, what: str) -> np.ndarray:
     raise TypeError(f"{what}: expected a cubego integer Array, got {type(indices).__name__}")
 
 
+def _numpy_index(k: Any, n: int, axis: int) -> np.ndarray:
+    """Positions chosen by a numpy integer array, list, or 1-D boolean mask (known data)."""
+    values = np.asarray(k)
+    if values.dtype.kind == "b":
+        if values.ndim != 1 or values.shape[0] != n:
+            raise IndexError(
+                f"a boolean index must be 1-dimensional with the length {n} of axis {axis}, "
+                f"got shape {values.shape}"
+            )
+        return np.flatnonzero(values)
+    if values.size == 0:
+        return values.astype(np.int64)
+    if values.dtype.kind not in "iu":
+        raise IndexError(f"index arrays must have an integer dtype, got {values.dtype}")
+    return values
+
+
 def _normalize_axis(axis: Any, ndim: int, what: str) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
@@ -178,6 +195,8 @@ def getitem_arrays(x: Array, key: Any) -> Array:
             continue
         if isinstance(k, Array):
             values = _index_values(k, "__getitem__")
+        elif isinstance(k, (np.ndarray, list)):
+            values = _numpy_index(k, x.shape[axis], axis)
         elif isinstance(k, (bool, np.bool_)):
             raise IndexError("boolean scalars are not supported as indices by cubego")
         else:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes, _lib
-from .spec import Spec
+from .spec import Spec, common
 
 __all__ = ["Array", "apply", "elemwise", "encode_chunks", "is_scalar"]
 
@@ -424,7 +424,7 @@ def is_scalar(x: Any) -> bool:
 def apply(name: str, args: dict, inputs: list[Array], spec: Spec | None = None) -> Array:
     """Run library op *name* on *inputs*; the result inherits the first input's spec."""
     if spec is None:
-        spec = inputs[0].spec
+        spec = common(x.spec for x in inputs)
     infos = _lib.op(name, args, [x._handle for x in inputs])
     return Array._new(infos[0], spec)
 
@@ -489,10 +489,11 @@ def _slice_part(value: Any) -> int | None:
 
 
 def _has_array(key: Any) -> bool:
-    """Whether an index key holds a cubego Array (integer-array or boolean-mask indexing)."""
+    """Whether an index key holds an index array: a cubego Array, a numpy array or a list."""
+    kinds = (Array, np.ndarray, list)
     if isinstance(key, tuple):
-        return any(isinstance(k, Array) for k in key)
-    return isinstance(key, Array)
+        return any(isinstance(k, kinds) for k in key)
+    return isinstance(key, kinds)
 
 
 def _encode_key(key: Any) -> list[dict]:

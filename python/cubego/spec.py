@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import warnings
@@ -162,6 +163,7 @@ class Spec:
                 " use None, 'zstd', 'blosc', 'gzip' or 'auto'"
             )
         self._zarr_compressor = zarr_compressor
+        self._implicit = False
 
     @property
     def work_dir(self) -> str | None:
@@ -246,7 +248,19 @@ class Spec:
             "reserved_mem": self._reserved_mem,
             "zarr_compressor": self._zarr_compressor,
             "storage_options": self._storage_options or None,
+            "implicit": getattr(self, "_implicit", False),
         }
+
+    def _as_implicit(self) -> Spec:
+        """A copy marked as the default of an array created without ``spec=``.
+
+        Such arrays (a scalar or small numpy array that xarray passes to
+        ``asarray``) take the explicit spec of the arrays they are combined
+        with instead of clashing with it.
+        """
+        out = copy.copy(self)
+        out._implicit = True
+        return out
 
 
 def default_spec() -> Spec:
@@ -261,7 +275,13 @@ def default_spec() -> Spec:
 
 def resolve(spec: Spec | None) -> Spec:
     if spec is None:
-        return default_spec()
+        return default_spec()._as_implicit()
     if not isinstance(spec, Spec):
         raise TypeError(f"spec must be a cubego.Spec, got {type(spec).__name__}")
     return spec
+
+
+def common(specs: Any) -> Spec:
+    """The spec of an op's result: the first explicit one among *specs* (else the first)."""
+    specs = list(specs)
+    return next((s for s in specs if not getattr(s, "_implicit", False)), specs[0])
