@@ -158,6 +158,7 @@ from ._manipulation import (
     tile,
     unstack,
 )
+from ._numpy_names import concatenate, cross, cumprod, cumsum, transpose
 from ._nan_functions import (
     nanargmax,
     nanargmin,
@@ -395,6 +396,12 @@ __all__ = [
     "nanstd",
     "nansum",
     "nanvar",
+    # numpy's names that xarray calls on the namespace
+    "concatenate",
+    "cross",
+    "cumprod",
+    "cumsum",
+    "transpose",
     "pad",
     # chunk functions (Python callables per block)
     "apply_gufunc",

@@ -145,13 +145,16 @@ def var(
     correction: int | float = 0.0,
     keepdims: bool = False,
     split_every: Any = None,
+    ddof: int | float | None = None,
 ) -> Array:
     """Variance over *axis* with *correction* degrees of freedom removed.
 
     One pass of (count, total, M2) records (the total about a shift, the block's
     mean) merged with Chan et al.'s update, which keeps full precision for data far
-    from zero; complex data carries records of its real and imaginary parts.
+    from zero; complex data carries records of its real and imaginary parts. *ddof*
+    is numpy's name for *correction* (xarray passes it).
     """
+    correction = correction if ddof is None else ddof
     return _variance("var", x, axis, correction, keepdims, split_every)
 
 
@@ -163,8 +166,11 @@ def std(
     correction: int | float = 0.0,
     keepdims: bool = False,
     split_every: Any = None,
+    ddof: int | float | None = None,
 ) -> Array:
-    """Standard deviation over *axis* (the square root of :func:`var`)."""
+    """Standard deviation over *axis* (the square root of :func:`var`); *ddof* is numpy's name
+    for *correction*."""
+    correction = correction if ddof is None else ddof
     return _variance("std", x, axis, correction, keepdims, split_every)
 
 
