@@ -536,7 +536,11 @@ func opRechunk(a args, in []*plan.Array) (*plan.Array, error) {
 	if _, ok := a["chunks"]; !ok {
 		return nil, plan.Errorf(plan.ErrValue, "rechunk needs chunks")
 	}
-	return ops.Rechunk(in[0], a["chunks"])
+	minMem, err := a.int64("min_mem", 0)
+	if err != nil {
+		return nil, err
+	}
+	return ops.RechunkMinMem(in[0], a["chunks"], minMem)
 }
 
 func opToZarr(a args, in []*plan.Array) (*plan.Array, error) {

@@ -73,7 +73,8 @@ func TestSwapAxesRechunkPlansTwoStages(t *testing.T) {
 	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 20_000, ReservedMem: 0} // the whole array (32 kB) does not fit
 	x := literal(t, spec, []int{n, n}, []any{n, 4}, seq(n*n))
 	stored, _ := ops.Elemwise("negative", ops.Operand{Array: x})
-	y, err := ops.Rechunk(stored, []any{4, n})
+	// min_mem of 64 bytes accepts the (4, 4) float64 intermediates of min(S, T)
+	y, err := ops.RechunkMinMem(stored, []any{4, n}, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,5 +98,62 @@ func TestSwapAxesRechunkPlansTwoStages(t *testing.T) {
 		if g != -float64(k) {
 			t.Fatalf("element %d = %v", k, g)
 		}
+	}
+}
+
+// TestDegenerateRechunkUsesMoreStages: (1, N) → (N, 1) through min(S, T)
+// would write N*N chunks of one element; the multi-stage plan goes through
+// intermediates that interpolate between the two shapes instead.
+func TestDegenerateRechunkUsesMoreStages(t *testing.T) {
+	n := 256
+	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 200_000, ReservedMem: 0} // the array is 512 kB
+	x := literal(t, spec, []int{n, n}, []any{1, n}, seq(n*n))
+	stored, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+	y, err := ops.Rechunk(stored, []any{n, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := plan.Build([]*plan.Array{y})
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	stages := 0
+	for _, o := range p.Ops {
+		if o.Op.Kind != "rechunk" {
+			continue
+		}
+		stages++
+		out := o.Op.Output
+		if out != y && plan.Prod(out.ChunkShape()) < 16 {
+			t.Errorf("intermediate chunks %v: tiny chunks the multi-stage plan should avoid", out.ChunkShape())
+		}
+		if o.NumTasks > int64(n) {
+			t.Errorf("stage %s has %d tasks; no stage should need more than %d", o.Op.Name, o.NumTasks, n)
+		}
+	}
+	if stages < 2 {
+		t.Fatalf("%d rechunk stages, want at least 2", stages)
+	}
+	var bad []string
+	res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+		if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
+			bad = append(bad, ev.Op)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	buf := make([]byte, y.NBytes())
+	if err := res.Read(context.Background(), 0, buf); err != nil {
+		t.Fatal(err)
+	}
+	for k, g := range toFloats(y.DType, buf) {
+		if g != -float64(k) {
+			t.Fatalf("element %d = %v", k, g)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("tasks of %v allocated more than projected", bad)
 	}
 }

@@ -3,14 +3,33 @@ package ops
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/cubego/cubego/plan"
 	"github.com/cubego/cubego/zarr"
 )
 
-// Rechunk returns x with new chunks, in one or two copy stages chosen as
-// Rechunker does (see rechunkStages).
+// Rechunk returns x with new chunks, in one or more copy stages chosen as
+// Rechunker does (see rechunkStages), with the default minimum chunk size
+// of intermediates (DefaultRechunkMinMem).
 func Rechunk(x *plan.Array, chunks ChunkSpec) (*plan.Array, error) {
+	return RechunkMinMem(x, chunks, 0)
+}
+
+// DefaultRechunkMinMem is the smallest intermediate chunk, in bytes, that
+// rechunkStages accepts before it adds stages: below about a megabyte a
+// chunk costs more in per-read and per-write overhead than in bytes.
+const DefaultRechunkMinMem = 1 << 20
+
+// RechunkMinMem is Rechunk with minMem the smallest intermediate chunk in
+// bytes (Rechunker's and Cubed's min_mem); 0 means DefaultRechunkMinMem.
+func RechunkMinMem(x *plan.Array, chunks ChunkSpec, minMem int64) (*plan.Array, error) {
+	if minMem < 0 {
+		return nil, plan.Errorf(plan.ErrValue, "rechunk: min_mem must not be negative, got %d", minMem)
+	}
+	if minMem == 0 {
+		minMem = DefaultRechunkMinMem
+	}
 	c, err := plan.NormalizeChunks(chunks, x.Shape, x.DType.Size(), autoLimit(x.Spec))
 	if err != nil {
 		return nil, err
@@ -27,48 +46,147 @@ func Rechunk(x *plan.Array, chunks ChunkSpec) (*plan.Array, error) {
 		}
 		return x, nil
 	}
-	return rechunkStages(x, c), nil
+	return rechunkStages(x, c, minMem), nil
 }
 
+// maxRechunkStages bounds the stages of a multi-stage rechunk.
+const maxRechunkStages = 6
+
 // rechunkStages plans the copies from x's chunks S to target chunks T.
-// A task reads whole source chunks and writes whole target chunks, so no
-// chunk is read more than once per stage:
+// A task reads whole chunks of its input and writes whole chunks of its
+// output, so no chunk is read more than once per stage:
 //
 //   - One stage when a copy region covering lcm(S, T) elements per
 //     dimension (TaskBlocks target blocks, a union of whole source chunks)
 //     fits the memory budget.
-//   - Otherwise two stages through intermediate chunks I = min(S, T) per
-//     dimension (x → I reads each source chunk once, writing the I blocks
-//     inside it; I → T assembles each target chunk from whole I chunks),
-//     when both stages fit.
+//   - Otherwise several stages through intermediate chunk shapes (Rechunker's
+//     multi-stage algorithm). The first candidate is two stages through
+//     I = min(S, T) per dimension (x → I reads each source chunk once,
+//     writing the I blocks inside it; I → T assembles each target chunk from
+//     whole I chunks). When its intermediate chunks are smaller than minMem
+//     bytes (e.g. (1, N) → (N, 1) would make (1, 1) chunks), plans of 2, 3,
+//     ... stages whose intermediates interpolate geometrically between S and
+//     T are tried in turn (each intermediate size a multiple of min(S, T)
+//     so that consecutive copy regions stay small); the first whose every
+//     stage fits and whose intermediates reach minMem wins, else the fitting
+//     plan with the largest smallest intermediate chunk.
 //   - Otherwise one stage of target blocks, each read from the source
 //     chunks it overlaps: bounded memory, at the cost of reading source
 //     chunks more than once.
-func rechunkStages(x *plan.Array, target [][]int) *plan.Array {
+func rechunkStages(x *plan.Array, target [][]int, minMem int64) *plan.Array {
 	if plan.IsRegular(x.Chunks) && plan.IsRegular(target) {
 		s, t := x.ChunkShape(), chunkShapeOf(target)
 		if op := copyOp(x, target, taskBlocksFor(x.Shape, s, t)); op != nil {
 			return op
 		}
-		inter := make([]int, len(s))
-		for d := range s {
-			inter[d] = max(min(s[d], t[d]), 1)
-		}
-		ic := make([][]int, len(s))
-		for d, n := range x.Shape {
-			ic[d] = plan.RegularChunks(n, inter[d])
-		}
-		if mid := copyOp(x, ic, taskBlocksFor(x.Shape, s, inter)); mid != nil {
-			if out := copyOp(mid, target, taskBlocksFor(x.Shape, inter, t)); out != nil {
-				return out
-			}
-			unlink(mid)
+		if out := multiStage(x, s, t, target, minMem); out != nil {
+			return out
 		}
 	}
 	out := plan.NewArray(x.Shape, x.DType, target, x.Spec)
 	plan.NewOp("rechunk", "rechunk", []plan.Input{{Array: x, Dims: plan.Identity(x.NDim())}}, out,
 		plan.Kernel{Core: "map", Exprs: []*plan.Expr{plan.InputExpr(0, x.DType)}})
 	return out
+}
+
+// multiStage returns the last array of the best fitting chain of copies
+// from x (chunk shape s) to target (chunk shape t), or nil when none fits.
+func multiStage(x *plan.Array, s, t []int, target [][]int, minMem int64) *plan.Array {
+	lo := make([]int, len(s))
+	for d := range s {
+		lo[d] = max(min(s[d], t[d]), 1)
+	}
+	candidates := [][][]int{{lo}}
+	for n := 2; n <= maxRechunkStages; n++ {
+		candidates = append(candidates, geometricStages(x.Shape, s, t, lo, n))
+	}
+	var best []([]int)
+	bestSmallest := int64(-1)
+	for _, inter := range candidates {
+		if !chainFits(x, s, t, target, inter) {
+			continue
+		}
+		smallest := int64(math.MaxInt64)
+		for _, c := range inter {
+			smallest = min(smallest, plan.Prod(c)*int64(x.DType.Size()))
+		}
+		if smallest >= minMem {
+			best = inter
+			break
+		}
+		if smallest > bestSmallest {
+			best, bestSmallest = inter, smallest
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return buildChain(x, s, t, target, best)
+}
+
+// geometricStages returns the n-1 intermediate chunk shapes of an n-stage
+// rechunk: per dimension s^(1-k/n) * t^(k/n), rounded to a multiple of
+// lo = min(s, t) and capped at the dimension, without repeats.
+func geometricStages(shape, s, t, lo []int, n int) [][]int {
+	var out [][]int
+	prev := s
+	for k := 1; k < n; k++ {
+		f := float64(k) / float64(n)
+		c := make([]int, len(s))
+		for d := range s {
+			g := math.Exp((1-f)*math.Log(float64(max(s[d], 1))) + f*math.Log(float64(max(t[d], 1))))
+			m := max(int(math.Round(g/float64(lo[d]))), 1) * lo[d]
+			c[d] = min(m, max(shape[d], 1))
+		}
+		if !equalInts(c, prev) && !equalInts(c, t) {
+			out = append(out, c)
+			prev = c
+		}
+	}
+	return out
+}
+
+// chainFits reports whether every copy of the chain s → inter... → t fits
+// the memory budget (it plans the copies and unlinks them again).
+func chainFits(x *plan.Array, s, t []int, target [][]int, inter [][]int) bool {
+	if len(inter) == 0 {
+		return false
+	}
+	out := buildChain(x, s, t, target, inter)
+	if out == nil {
+		return false
+	}
+	for a := out; a != x; a = a.Op.Inputs[0].Array {
+		defer unlink(a)
+	}
+	return true
+}
+
+// buildChain plans the copies x → inter[0] → ... → target, or returns nil
+// (leaving no op behind) when one of them is over budget.
+func buildChain(x *plan.Array, s, t []int, target [][]int, inter [][]int) *plan.Array {
+	cur, curShape := x, s
+	var made []*plan.Array
+	for i := 0; i <= len(inter); i++ {
+		next, nextShape := target, t
+		if i < len(inter) {
+			nextShape = inter[i]
+			next = make([][]int, len(nextShape))
+			for d, n := range x.Shape {
+				next[d] = plan.RegularChunks(n, nextShape[d])
+			}
+		}
+		op := copyOp(cur, next, taskBlocksFor(x.Shape, curShape, nextShape))
+		if op == nil {
+			for _, a := range made {
+				unlink(a)
+			}
+			return nil
+		}
+		made = append(made, op)
+		cur, curShape = op, nextShape
+	}
+	return cur
 }
 
 // copyOp returns a rechunk copy of x to chunks whose tasks each write

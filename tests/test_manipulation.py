@@ -85,3 +85,25 @@ def test_rechunk_of_expression(spec):
 def test_rechunk_needs_an_array():
     with pytest.raises(TypeError):
         cubego.rechunk(np.ones(3), 2)
+
+
+def test_rechunk_min_mem_chooses_the_stages():
+    # (1, n) -> (n, 1) under a budget too small for one copy stage: through
+    # min(S, T) it would write n*n one-element chunks; by default the
+    # multi-stage plan's intermediates interpolate between the two shapes.
+    n = 512  # 2 MB of float64
+    spec = cubego.Spec(allowed_mem="1MB")
+    data = np.arange(n * n, dtype=np.float64).reshape(n, n)
+    x = cubego.asarray(data, chunks=(1, n), spec=spec)
+
+    def intermediate_chunks(y):
+        plan = y.plan()
+        return [a.chunksize for a in plan.arrays if a.role == "intermediate"]
+
+    y = (-x).rechunk((n, 1))
+    assert intermediate_chunks(y) == [(23, 23)]  # about sqrt(n) each way
+    np.testing.assert_array_equal(y.compute(), -data)
+    tiny = (-x).rechunk((n, 1), min_mem=8)  # one-element (8-byte) intermediates are accepted
+    assert intermediate_chunks(tiny) == [(1, 1)]  # (not computed: n*n chunks take a minute)
+    with pytest.raises(ValueError, match="min_mem"):
+        x.rechunk((n, 1), min_mem=-1)

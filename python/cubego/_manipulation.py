@@ -69,13 +69,16 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
     return x.astype(dtype, copy=copy)
 
 
-def rechunk(x: Array, chunks: Any) -> Array:
+def rechunk(x: Array, chunks: Any, *, min_mem: int | str | None = None) -> Array:
     """*x* with new chunks: an int, a tuple per axis, a dict ``{axis: chunks}``, or "auto".
 
-    An axis missing from the dict, or None in the tuple, keeps its chunks.
+    An axis missing from the dict, or None in the tuple, keeps its chunks. The
+    copy runs in one stage when it fits ``allowed_mem``, else in several
+    (Rechunker's algorithm); *min_mem* is the smallest intermediate chunk a
+    multi-stage plan accepts before adding stages (default 1 MiB).
     """
     _check(x, "rechunk")
-    return x.rechunk(chunks)
+    return x.rechunk(chunks, min_mem=min_mem)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:

@@ -316,11 +316,13 @@ class Array:
             return self
         return apply("astype", {"dtype": dtype.name}, [self])
 
-    def rechunk(self, chunks: Any) -> Array:
+    def rechunk(self, chunks: Any, *, min_mem: int | str | None = None) -> Array:
         """The same data with new chunks (see :func:`cubego.rechunk`).
 
         As in dask, an axis missing from a dict, or given as None in a tuple,
-        keeps its current chunks.
+        keeps its current chunks. *min_mem* is the smallest intermediate chunk
+        (bytes or a size string) a multi-stage rechunk accepts before it adds
+        stages (default 1 MiB; Cubed's and Rechunker's ``min_mem``).
         """
         if isinstance(chunks, dict):
             chunks = [
@@ -329,7 +331,12 @@ class Array:
             ]
         if isinstance(chunks, (tuple, list)) and len(chunks) == self.ndim:
             chunks = [self._chunks[axis] if c is None else c for axis, c in enumerate(chunks)]
-        return apply("rechunk", {"chunks": encode_chunks(chunks)}, [self])
+        args: dict[str, Any] = {"chunks": encode_chunks(chunks)}
+        if min_mem is not None:
+            from .spec import parse_size
+
+            args["min_mem"] = parse_size(min_mem, "min_mem")
+        return apply("rechunk", args, [self])
 
     def __matmul__(self, other: Any) -> Array:
         if not isinstance(other, Array):
