@@ -18,7 +18,7 @@ Cubed's extras (``Spec``, ``config``, ``from_array``, ``from_zarr``, ``to_zarr``
 
 from math import e, inf, nan, pi
 
-from . import diagnostics, fft, linalg, random
+from . import diagnostics, fft, lib, linalg, random
 from ._chunk_functions import (
     arg_reduction,
     blockwise,
@@ -159,6 +159,8 @@ from ._manipulation import (
     unstack,
 )
 from ._numpy_names import concatenate, cross, cumprod, cumsum, transpose
+from ._einsum import einsum
+from ._quantile import median, nanquantile, quantile
 from ._nan_functions import (
     nanargmax,
     nanargmin,
@@ -402,6 +404,11 @@ __all__ = [
     "cumprod",
     "cumsum",
     "transpose",
+    "einsum",
+    # numpy's order statistics (xarray's quantile and median)
+    "median",
+    "nanquantile",
+    "quantile",
     "pad",
     # chunk functions (Python callables per block)
     "apply_gufunc",

@@ -121,6 +121,32 @@ for _name, _nin in ELEMENTWISE.items():
     globals()[_name] = _make(_name, _nin)
 del _name, _nin
 
+_round_half_even = globals()["round"]
+
+
+def round(x: Array, /, decimals: int = 0) -> Array:  # noqa: A001
+    """*x* rounded half to even, to *decimals* decimal places (numpy's ``around``).
+
+    ``decimals=0`` is the standard's ``round``. Otherwise floats are scaled by
+    ``10**decimals``, rounded and scaled back, as numpy does; integers are
+    unchanged for ``decimals >= 0`` and rounded to tens, hundreds, ... below.
+    """
+    import operator
+
+    if not isinstance(x, Array):
+        raise TypeError(f"round: expected a cubego Array, got {type(x).__name__}")
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return _round_half_even(x)
+    if x.dtype.kind in "iub":
+        if decimals > 0 or x.dtype.kind == "b":
+            return x
+        scale = 10 ** (-decimals)
+        scaled = elemwise("divide", x.astype("float64"), scale)
+        return elemwise("multiply", _round_half_even(scaled), scale).astype(x.dtype)
+    scale = 10.0**decimals
+    return elemwise("divide", _round_half_even(elemwise("multiply", x, scale)), scale)
+
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
     """*x* with its values limited to ``[min, max]`` (either may be None: no bound).

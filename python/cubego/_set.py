@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .array import Array, apply, is_scalar
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -18,7 +20,8 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     """Whether each element of *x1* equals any element of *x2* (negated with *invert*).
 
     Each task streams the blocks of *x2* past one block of *x1*, so *x2* may be
-    as large as *x1*. Either argument may be a Python integer (the other an array).
+    as large as *x1*. Either argument may be a Python scalar (the other an array);
+    *x2* may also be a list or numpy array of test elements.
     """
     from ._creation import asarray
 
@@ -32,8 +35,13 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
         elif is_scalar(x) and not isinstance(x, complex):
             other = x2 if x is x1 else x1
             arrays.append(asarray(x, dtype=other.dtype, spec=spec))
+        elif isinstance(x, (list, tuple, np.ndarray)):
+            # test elements given as data (xarray passes lists and numpy arrays)
+            arrays.append(asarray(np.asarray(x).ravel(), spec=spec))
         else:
-            raise TypeError(f"isin: expected an array or an integer, got {type(x).__name__}")
+            raise TypeError(
+                f"isin: expected an array, a list or a scalar, got {type(x).__name__}"
+            )
     return apply("isin", {"invert": bool(invert)}, arrays)
 
 

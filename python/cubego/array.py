@@ -207,6 +207,17 @@ class Array:
             f"chunks={self._chunks}>"
         )
 
+    def round(self, decimals: int = 0) -> Array:
+        """*x* rounded half to even to *decimals* places (numpy's ``ndarray.round``)."""
+        from ._elementwise import round as round_
+
+        return round_(self, decimals)
+
+    def _repr_inline_(self, max_width: int) -> str:
+        """xarray's one-line summary of a lazy variable: ``cubego.Array<chunksize=(...)>``."""
+        text = f"cubego.Array<chunksize={self.chunksize}>"
+        return text if len(text) <= max_width else text[: max(max_width - 3, 0)] + "..."
+
     __hash__ = object.__hash__
 
     def __reduce__(self) -> Any:
