@@ -95,7 +95,9 @@ def test_nanquantile_and_nan_lanes(method, axis):
     np.testing.assert_allclose(got, expected, equal_nan=True)
     # quantile itself gives NaN for any lane holding a NaN, as numpy does
     got = cubego.quantile(x, 0.5, axis=axis, method=method).compute()
-    np.testing.assert_allclose(got, np.quantile(DATA_NAN, 0.5, axis=axis, method=method), equal_nan=True)
+    np.testing.assert_allclose(
+        got, np.quantile(DATA_NAN, 0.5, axis=axis, method=method), equal_nan=True
+    )
 
 
 class _nothing:
@@ -108,7 +110,9 @@ class _nothing:
 
 def test_median_and_integers():
     ints = RNG.integers(0, 100, (6, 8))
-    np.testing.assert_allclose(cubego.median(arr(ints, 3), axis=0).compute(), np.median(ints, axis=0))
+    np.testing.assert_allclose(
+        cubego.median(arr(ints, 3), axis=0).compute(), np.median(ints, axis=0)
+    )
     np.testing.assert_allclose(cubego.median(arr(DATA)).compute(), np.median(DATA))
 
 
@@ -178,9 +182,7 @@ def test_round_decimals(decimals):
 def test_isin_with_lists_and_numpy_arrays():
     data = np.arange(12).reshape(3, 4)
     for test in ([1, 5, 11], np.array([0, 3]), (2,), []):
-        np.testing.assert_array_equal(
-            cubego.isin(arr(data), test).compute(), np.isin(data, test)
-        )
+        np.testing.assert_array_equal(cubego.isin(arr(data), test).compute(), np.isin(data, test))
     with pytest.raises(TypeError):
         cubego.isin(arr(data), {1, 2})
 

@@ -182,8 +182,10 @@ def test_normalize_chunks_auto_properties(seed):
     out = normalize_chunks("auto", shape, limit, "f8", previous)
     assert tuple(sum(c) for c in out) == shape
     block = 8 * np.prod([max(c) for c in out])
-    assert block <= max(limit, 8 * np.prod([min(p, n) for p, n in zip(previous, shape)]))
-    for c, p, n in zip(out, previous, shape):
+    assert block <= max(
+        limit, 8 * np.prod([min(p, n) for p, n in zip(previous, shape, strict=True)])
+    )
+    for c, p, n in zip(out, previous, shape, strict=True):
         if max(c) >= p:
             bounds = set(np.cumsum(c).tolist())
             assert bounds <= set(range(p, n, p)) | {n}
@@ -389,7 +391,9 @@ def test_groupby_resample_coarsen(lazy, ds):
 @pytest.mark.parametrize("window", [3, 7])
 def test_rolling(window, lazy, ds):
     assert_lazy_equal(lambda d: d.a.rolling(time=window).mean(), lazy, ds)
-    assert_lazy_equal(lambda d: d.b.rolling(time=window, center=True, min_periods=1).sum(), lazy, ds)
+    assert_lazy_equal(
+        lambda d: d.b.rolling(time=window, center=True, min_periods=1).sum(), lazy, ds
+    )
 
 
 def test_shift_roll_concat_merge_stack(lazy, ds):

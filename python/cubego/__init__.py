@@ -64,6 +64,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
+from ._einsum import einsum
 from ._elementwise import (  # type: ignore[attr-defined]
     abs,
     acos,
@@ -158,9 +159,6 @@ from ._manipulation import (
     tile,
     unstack,
 )
-from ._numpy_names import concatenate, cross, cumprod, cumsum, transpose
-from ._einsum import einsum
-from ._quantile import median, nanquantile, quantile
 from ._nan_functions import (
     nanargmax,
     nanargmin,
@@ -175,8 +173,10 @@ from ._nan_functions import (
     nansum,
     nanvar,
 )
+from ._numpy_names import concatenate, cross, cumprod, cumsum, transpose
 from ._overlap import map_overlap
 from ._pad import pad
+from ._quantile import median, nanquantile, quantile
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._set import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting import argsort, sort
@@ -331,6 +331,7 @@ __all__ = [
     # extensions
     "fft",
     # linear algebra
+    "lib",
     "linalg",
     "matmul",
     "matrix_transpose",

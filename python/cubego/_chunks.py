@@ -89,9 +89,7 @@ def _explicit(shape: tuple[int, ...], c: Any, axis: int) -> tuple[int, ...]:
     if isinstance(c, (tuple, list, np.ndarray)):
         blocks = tuple(int(b) for b in c)
         if not blocks:
-            raise ValueError(
-                f"empty chunks for axis {axis}: express a zero-length axis with (0,)"
-            )
+            raise ValueError(f"empty chunks for axis {axis}: express a zero-length axis with (0,)")
         if any(b < 0 or (b == 0 and n != 0) for b in blocks):
             raise ValueError(f"chunk sizes must be positive, got {blocks} for axis {axis}")
         if sum(blocks) != n:
@@ -121,14 +119,11 @@ def _per_axis(chunks: Any, ndim: int) -> tuple:
     if isinstance(chunks, (numbers.Number, str)) and not isinstance(chunks, bool):
         return (chunks,) * ndim
     if isinstance(chunks, tuple):
-        if ndim == 1 and len(chunks) > 1 and all(
-            isinstance(c, numbers.Number) for c in chunks
-        ):
+        if ndim == 1 and len(chunks) > 1 and all(isinstance(c, numbers.Number) for c in chunks):
             return (chunks,)
         if len(chunks) != ndim:
             raise ValueError(
-                f"chunks {chunks!r} have {len(chunks)} entries but the array has {ndim} "
-                "dimensions"
+                f"chunks {chunks!r} have {len(chunks)} entries but the array has {ndim} dimensions"
             )
         return chunks
     raise TypeError(
@@ -178,9 +173,7 @@ def normalize_chunks(
             "axes, 'auto', an int, a tuple or a dict"
         )
     if shape is None:
-        if isinstance(chunks, (tuple, list)) and all(
-            isinstance(c, (tuple, list)) for c in chunks
-        ):
+        if isinstance(chunks, (tuple, list)) and all(isinstance(c, (tuple, list)) for c in chunks):
             shape = tuple(sum(int(b) for b in c) for c in chunks)
         else:
             raise ValueError("normalize_chunks needs the array's shape unless chunks are explicit")
@@ -226,9 +219,7 @@ def _previous(previous_chunks: Any, shape: tuple[int, ...]) -> list[tuple[int, .
             p = p[0]
         if _is_int(p) and p > 0:
             out.append(_regular(n, int(p)))
-        elif isinstance(p, (tuple, list)) and all(_is_int(b) and b > 0 for b in p) and sum(
-            p
-        ) == n:
+        elif isinstance(p, (tuple, list)) and all(_is_int(b) and b > 0 for b in p) and sum(p) == n:
             out.append(tuple(int(b) for b in p))
         else:
             out.append(None)
@@ -241,7 +232,7 @@ def _typical(blocks: tuple[int, ...]) -> float:
 
 
 def _merge(blocks: tuple[int, ...], proposed: float) -> tuple[int, ...]:
-    """Consecutive *blocks* merged into blocks of at most *proposed* elements (at least one each)."""
+    """Consecutive *blocks* merged into runs of at most *proposed* elements (one block at least)."""
     out: list[int] = []
     run = 0
     for b in blocks:

@@ -304,7 +304,6 @@ def options(arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwar
     warning; the library rejects any other unknown option with ``ValueError``.
     """
     from .config import config
-
     from .spec import common
 
     spec = common(x.spec for x in arrays)

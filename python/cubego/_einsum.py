@@ -33,9 +33,7 @@ def _parse(subscripts: str, operands: list[Array]) -> tuple[list[str], str]:
         inputs_text, output, explicit = text, "", False
     inputs = inputs_text.split(",")
     if len(inputs) != len(operands):
-        raise ValueError(
-            f"einsum: {len(inputs)} operand subscripts for {len(operands)} operands"
-        )
+        raise ValueError(f"einsum: {len(inputs)} operand subscripts for {len(operands)} operands")
     for part in inputs + [output]:
         bad = set(part.replace("...", "")) - _LETTERS
         if bad or part.count("...") > 1:

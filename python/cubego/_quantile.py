@@ -89,7 +89,9 @@ def _quantile(
             else:
                 low, high = _pick(ordered, lo), _pick(ordered, hi)
                 frac = elemwise("subtract", v, elemwise("floor", v))
-                out = elemwise("add", low, elemwise("multiply", elemwise("subtract", high, low), frac))
+                out = elemwise(
+                    "add", low, elemwise("multiply", elemwise("subtract", high, low), frac)
+                )
             if out.dtype != x.dtype:
                 out = out.astype(x.dtype)
             if skip_nan:

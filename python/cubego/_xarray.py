@@ -64,7 +64,7 @@ class CubegoManager(ChunkManagerEntrypoint):
         dtype: Any = None,
         previous_chunks: Any = None,
     ) -> tuple[tuple[int, ...], ...]:
-        """Explicit chunks with Dask's semantics; ``"auto"`` aims for :meth:`get_auto_chunk_size`."""
+        """Explicit chunks, Dask's semantics; ``"auto"`` aims for :meth:`get_auto_chunk_size`."""
         from ._chunks import normalize_chunks
 
         return normalize_chunks(
@@ -299,7 +299,7 @@ class CubegoManager(ChunkManagerEntrypoint):
             raise ValueError("unify_chunks: arguments must alternate arrays and dimension names")
         pairs = []
         spec = next((a.spec for a in args[::2] if isinstance(a, Array)), None)
-        for a, ind in zip(args[::2], args[1::2]):
+        for a, ind in zip(args[::2], args[1::2], strict=True):
             if ind is not None and not isinstance(a, Array):
                 a = asarray(a, spec=spec)
             pairs.append((a, ind))
@@ -314,11 +314,11 @@ class CubegoManager(ChunkManagerEntrypoint):
                     f"unify_chunks: {len(ind)} dimension names {tuple(ind)} for an array of "
                     f"dimension {a.ndim}"
                 )
-            for name, n, c in zip(ind, a.shape, a.chunks):
+            for name, n, c in zip(ind, a.shape, a.chunks, strict=True):
                 if n != 1:
                     found.setdefault(name, []).append(c)
         for a, ind in pairs:
-            for name, c in zip(ind or (), a.chunks):
+            for name, c in zip(ind or (), a.chunks, strict=False):
                 found.setdefault(name, [c])
         try:
             chunkss = {name: common_blocks(*cs) for name, cs in found.items()}
@@ -330,7 +330,7 @@ class CubegoManager(ChunkManagerEntrypoint):
                 arrays.append(a)
                 continue
             want = tuple(
-                chunkss[name] if n != 1 else (1,) for name, n in zip(ind, a.shape)
+                chunkss[name] if n != 1 else (1,) for name, n in zip(ind, a.shape, strict=True)
             )
             arrays.append(a if want == a.chunks else a.rechunk(want))
         return chunkss, arrays

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 from ..array import Array
 
@@ -54,7 +53,9 @@ def sliding_window_view(
     ndim = x.ndim
     for a in axes:
         if not -ndim <= a < ndim:
-            raise ValueError(f"sliding_window_view: axis {a} is out of bounds for {ndim} dimensions")
+            raise ValueError(
+                f"sliding_window_view: axis {a} is out of bounds for {ndim} dimensions"
+            )
     out = x
     for a, w in zip(axes, windows, strict=True):
         a %= ndim
@@ -73,4 +74,3 @@ def sliding_window_view(
         stacked = stack(parts, axis=-1)
         out = stacked.rechunk({stacked.ndim - 1: w})
     return out
-
