@@ -22,6 +22,12 @@ def test_eye(n, m, k, dtype):
     assert all(c <= 2 for c in x.chunksize)
 
 
+@pytest.mark.parametrize("k", [2**63, -(2**63) - 5, 10**30, 5, -4])
+def test_eye_far_diagonals(k):
+    # diagonals outside the matrix, even beyond int64, give zeros as in numpy
+    assert_matches(cubego.eye(3, 4, k=k, spec=SPEC), np.eye(3, 4, k=k))
+
+
 def test_eye_defaults():
     assert cubego.eye(3, spec=SPEC).dtype == cubego.float64
     assert cubego.eye(3, chunks=(1, 2), spec=SPEC).chunks == ((1, 1, 1), (2, 1))

@@ -332,6 +332,8 @@ def eye(
     rows = arange(n_rows, chunks=(row_chunks,), spec=spec)
     cols = arange(n_cols, chunks=(col_chunks,), spec=spec)
     offset = elemwise("subtract", cols[None, :], rows[:, None])
+    # a diagonal outside the matrix (k may be any Python int) matches no offset
+    k = max(min(k, n_cols), -n_rows)
     return elemwise("equal", offset, k).astype(dtype)
 
 
