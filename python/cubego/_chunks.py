@@ -20,47 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from .spec import parse_size
+
 #: The block size ``"auto"`` aims for when no limit is given (Dask's and Cubed's default).
 DEFAULT_AUTO_BYTES = 128 * 2**20
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "m": 10**6,
-    "mb": 10**6,
-    "g": 10**9,
-    "gb": 10**9,
-    "t": 10**12,
-    "tb": 10**12,
-    "p": 10**15,
-    "pb": 10**15,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-    "pib": 2**50,
-}
-
-
-def parse_bytes(text: str) -> int:
-    """Bytes in a size such as ``"16MB"``, ``"1.5 GiB"`` or ``"100"`` (Dask's units)."""
-    s = text.strip().replace(" ", "").lower()
-    i = len(s)
-    while i > 0 and s[i - 1].isalpha():
-        i -= 1
-    number, unit = s[:i], s[i:]
-    if unit not in _UNITS:
-        raise ValueError(f"invalid byte size {text!r}: unknown unit {unit!r}")
-    try:
-        value = float(number) if number else 1.0
-    except ValueError:
-        raise ValueError(f"invalid byte size {text!r}: {number!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"invalid byte size {text!r}")
-    return int(value * _UNITS[unit])
-
 
 def _regular(n: int, size: int) -> tuple[int, ...]:
     """Blocks of *size* covering *n* elements, the last possibly smaller."""
@@ -186,10 +149,10 @@ def normalize_chunks(
         if c is None or (_is_int(c) and c == -1):
             entries[axis] = shape[axis]
     if isinstance(limit, str):
-        limit = parse_bytes(limit)
+        limit = parse_size(limit, "limit")
     for c in entries:
         if isinstance(c, str) and c != "auto":
-            parsed = parse_bytes(c)
+            parsed = parse_size(c, "chunks")
             if limit is not None and parsed != limit:
                 raise ValueError(
                     f"chunks ask for blocks of {parsed} bytes and {limit} bytes; give one size"
