@@ -8,6 +8,7 @@ import (
 	"math/cmplx"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cubego/cubego/zarr"
@@ -110,9 +111,24 @@ var transcendental = map[string]bool{
 // knownDeviation reports (op, dtype, inputs) whose numpy result the kernels
 // knowingly do not reproduce.
 func knownDeviation(op string, dt zarr.DataType, in string) bool {
-	// numpy computes 1/0 in float64 and casts +Inf to the integer type (the
-	// platform's INT_MIN); the kernels give 0 for every integer division by 0.
-	return op == "reciprocal" && isIntegerType(dt) && in == `"0"`
+	complexType := dt == zarr.Complex64 || dt == zarr.Complex128
+	switch {
+	case op == "reciprocal" && isIntegerType(dt) && in == `"0"`:
+		// numpy computes 1/0 in float64 and casts +Inf to the integer type
+		// (the platform's INT_MIN); the kernels give 0 for every integer
+		// division by 0.
+		return true
+	case op == "floor_divide" && !isIntegerType(dt) && !complexType:
+		// The Array API's cases for one infinite operand (±inf // finite
+		// is ±inf, finite // ∓inf is -0) differ from numpy's NaN and -1;
+		// TestStandardSpecialCases checks them.
+		return strings.Count(in, "inf") == 1
+	case op == "expm1" && complexType:
+		// The Array API's (C99-style) cases for non-finite components
+		// differ from numpy's; TestStandardSpecialCases checks them.
+		return strings.Contains(in, "inf") || strings.Contains(in, "nan")
+	}
+	return false
 }
 
 func TestNumpyGolden(t *testing.T) {

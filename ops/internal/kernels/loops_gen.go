@@ -1670,7 +1670,7 @@ func asinComplexLoop[T complex64 | complex128](d []T, xs []T) {
 	xs = xs[:len(d)]
 	for i := range d {
 		v := xs[i]
-		d[i] = T(cmplx.Asin(complex128(v)))
+		d[i] = T(casin(complex128(v)))
 	}
 }
 
@@ -1688,7 +1688,7 @@ func acosComplexLoop[T complex64 | complex128](d []T, xs []T) {
 	xs = xs[:len(d)]
 	for i := range d {
 		v := xs[i]
-		d[i] = T(cmplx.Acos(complex128(v)))
+		d[i] = T(cacos(complex128(v)))
 	}
 }
 
@@ -1706,7 +1706,7 @@ func atanComplexLoop[T complex64 | complex128](d []T, xs []T) {
 	xs = xs[:len(d)]
 	for i := range d {
 		v := xs[i]
-		d[i] = T(cmplx.Atan(complex128(v)))
+		d[i] = T(catan(complex128(v)))
 	}
 }
 
@@ -1778,7 +1778,7 @@ func asinhComplexLoop[T complex64 | complex128](d []T, xs []T) {
 	xs = xs[:len(d)]
 	for i := range d {
 		v := xs[i]
-		d[i] = T(cmplx.Asinh(complex128(v)))
+		d[i] = T(casinh(complex128(v)))
 	}
 }
 
@@ -1814,7 +1814,7 @@ func atanhComplexLoop[T complex64 | complex128](d []T, xs []T) {
 	xs = xs[:len(d)]
 	for i := range d {
 		v := xs[i]
-		d[i] = T(cmplx.Atanh(complex128(v)))
+		d[i] = T(catanh(complex128(v)))
 	}
 }
 

@@ -135,9 +135,15 @@ func divmodFloat[T float](x, y T) (T, T) {
 	return q, mod
 }
 
-// floorDivFloat is numpy's floor_divide for floats.
+// floorDivFloat is numpy's floor_divide for floats, with the Array API's
+// cases for an infinite operand where numpy differs: ±inf // finite is ±inf
+// (numpy: NaN) and finite // ∓inf is -0 (numpy: -1 for operands of
+// opposite signs).
 func floorDivFloat[T float](x, y T) T {
 	if y == 0 {
+		return x / y
+	}
+	if xi, yi := math.IsInf(float64(x), 0), math.IsInf(float64(y), 0); xi != yi {
 		return x / y
 	}
 	q, _ := divmodFloat(x, y)
@@ -202,11 +208,40 @@ func csign(z complex128) complex128 {
 	return complex(re/a, im/a)
 }
 
-// cexpm1 is exp(z)-1 without cancellation for small z (numpy's nc_expm1).
+// cexpm1 is exp(z)-1 without cancellation for small z (numpy's nc_expm1),
+// with the Array API's special cases (those of C99's cexp, less one) for
+// zero, infinite and NaN components.
 func cexpm1(z complex128) complex128 {
 	x, y := real(z), imag(z)
-	a := math.Sin(y / 2)
-	return complex(math.Expm1(x)*math.Cos(y)-2*a*a, math.Exp(x)*math.Sin(y))
+	finX, finY := !math.IsInf(x, 0) && !math.IsNaN(x), !math.IsInf(y, 0) && !math.IsNaN(y)
+	switch {
+	case finX && finY:
+		if x == 0 && y == 0 {
+			return complex(0, y)
+		}
+		a := math.Sin(y / 2)
+		return complex(math.Expm1(x)*math.Cos(y)-2*a*a, math.Exp(x)*math.Sin(y))
+	case math.IsNaN(x):
+		if y == 0 {
+			return complex(x, y)
+		}
+		return complex(math.NaN(), math.NaN())
+	case finX: // y is infinite or NaN
+		return complex(math.NaN(), math.NaN())
+	case x < 0: // -inf: exp(z) is 0 with the phase of y
+		if finY {
+			return complex(-1, math.Copysign(0, math.Sin(y)))
+		}
+		return complex(-1, 0)
+	}
+	// +inf
+	switch {
+	case y == 0:
+		return complex(x, y)
+	case finY:
+		return complex(x*math.Cos(y), x*math.Sin(y))
+	}
+	return complex(x, math.NaN())
 }
 
 // clog1p is log(1+z) (numpy's nc_log1p).
@@ -334,10 +369,20 @@ func csqrt(z complex128) complex128 {
 	return cmplx.Sqrt(z)
 }
 
-// ctanh is cmplx.Tanh with C99's ±0 + NaNi for ±0 + i∞ and ±0 + iNaN.
+// ctanh is cmplx.Tanh with C99's ±0 + NaNi for ±0 + i∞ and ±0 + iNaN, the
+// Array API's ±1 ± 0i (the sign of y) for ±∞ + iy, and, for |x| > 22 where
+// tanh(x) is ±1 in float64 and cosh(2x) would overflow, the limit
+// ±1 + 4·sin(y)·cos(y)·e^(-2|x|) i (cmplx.Tanh gives inf/inf = NaN).
 func ctanh(z complex128) complex128 {
-	if real(z) == 0 && (math.IsInf(imag(z), 0) || math.IsNaN(imag(z))) {
-		return complex(real(z), math.NaN())
+	x, y := real(z), imag(z)
+	switch {
+	case x == 0 && (math.IsInf(y, 0) || math.IsNaN(y)):
+		return complex(x, math.NaN())
+	case math.IsInf(x, 0) && !math.IsInf(y, 0) && !math.IsNaN(y):
+		return complex(math.Copysign(1, x), math.Copysign(0, y))
+	case math.Abs(x) > 22 && !math.IsInf(x, 0) && !math.IsInf(y, 0) && !math.IsNaN(y):
+		s, c := math.Sincos(y)
+		return complex(math.Copysign(1, x), 4*s*c*math.Exp(-2*math.Abs(x)))
 	}
 	return cmplx.Tanh(z)
 }
@@ -348,12 +393,107 @@ func ctan(z complex128) complex128 {
 	return complex(imag(w), -real(w))
 }
 
-// cacosh is cmplx.Acosh with numpy's NaN + iπ/2 for ±0 + iNaN.
-func cacosh(z complex128) complex128 {
-	if real(z) == 0 && math.IsNaN(imag(z)) {
-		return complex(math.NaN(), math.Pi/2)
+// cfinite reports whether both components of z are finite.
+func cfinite(z complex128) bool {
+	x, y := real(z), imag(z)
+	return !math.IsInf(x, 0) && !math.IsNaN(x) && !math.IsInf(y, 0) && !math.IsNaN(y)
+}
+
+// The inverse trigonometric and hyperbolic functions below use Kahan's
+// formulas ("Branch cuts for complex elementary functions", 1987) for finite
+// arguments: products of principal square roots of 1 ± z, which neither
+// cancel nor overflow for large |z| (math/cmplx's log-based formulas lose all
+// accuracy from |z| ≈ 1e7: cmplx.Asin(1+67108864i) is +Inf i). 1 - z is
+// formed componentwise so that the sign of a zero imaginary part, which
+// picks the side of a branch cut, survives. Non-finite arguments keep
+// math/cmplx's special values, which are C99's.
+
+// oneMinus is 1 - z with the imaginary part -imag(z) (Go's complex
+// subtraction would give +0 for imag(z) = +0).
+func oneMinus(z complex128) complex128 { return complex(1-real(z), -imag(z)) }
+
+func onePlus(z complex128) complex128 { return complex(1+real(z), imag(z)) }
+
+// cmulConj is conj(a)·b, by components.
+func cmulConj(a, b complex128) complex128 {
+	ar, ai, br, bi := real(a), imag(a), real(b), imag(b)
+	return complex(ar*br+ai*bi, ar*bi-ai*br)
+}
+
+func casin(z complex128) complex128 {
+	if !cfinite(z) {
+		return cmplx.Asin(z)
 	}
-	return cmplx.Acosh(z)
+	s1, s2 := csqrt(oneMinus(z)), csqrt(onePlus(z))
+	re := math.Atan2(real(z), real(s1)*real(s2)-imag(s1)*imag(s2))
+	return complex(re, math.Asinh(imag(cmulConj(s1, s2))))
+}
+
+func cacos(z complex128) complex128 {
+	if !cfinite(z) {
+		return cmplx.Acos(z)
+	}
+	s1, s2 := csqrt(oneMinus(z)), csqrt(onePlus(z))
+	re := 2 * math.Atan2(real(s1), real(s2))
+	return complex(re, math.Asinh(imag(cmulConj(s2, s1))))
+}
+
+// casinh is -i·asin(i·z).
+func casinh(z complex128) complex128 {
+	if !cfinite(z) {
+		return cmplx.Asinh(z)
+	}
+	w := casin(complex(-imag(z), real(z)))
+	return complex(imag(w), -real(w))
+}
+
+// cacosh is Kahan's acosh for finite z, and cmplx.Acosh with numpy's
+// NaN + iπ/2 for ±0 + iNaN.
+func cacosh(z complex128) complex128 {
+	if !cfinite(z) {
+		if real(z) == 0 && math.IsNaN(imag(z)) {
+			return complex(math.NaN(), math.Pi/2)
+		}
+		return cmplx.Acosh(z)
+	}
+	x, y := real(z), imag(z)
+	s1, s2 := csqrt(complex(x-1, y)), csqrt(complex(x+1, y))
+	re := math.Asinh(real(cmulConj(s1, s2)))
+	return complex(re, 2*math.Atan2(imag(s1), real(s2)))
+}
+
+// catanh computes on |x| + i|y| and restores the signs (atanh is odd and
+// commutes with conjugation): the real part is ¼·log1p(4|x|/((1-|x|)² + y²)),
+// the imaginary part ½·atan2(2|y|, (1-|x|)(1+|x|) - y²), and beyond 1e150,
+// where y² would overflow, the limit 1/z ± iπ/2.
+func catanh(z complex128) complex128 {
+	if !cfinite(z) {
+		return cmplx.Atanh(z)
+	}
+	x, y := real(z), imag(z)
+	ax, ay := math.Abs(x), math.Abs(y)
+	var re, im float64
+	switch {
+	case ax > 1e150 || ay > 1e150:
+		re, im = real(crecip(complex(ax, ay))), math.Pi/2
+	case ax == 1 && ay > 0 && ay < 1e-100:
+		// (1-|x|)² + y² underflows: log((4+y²)/y²)/4 is log(2/|y|)/2.
+		re, im = 0.5*(math.Ln2-math.Log(ay)), 0.5*math.Atan2(2*ay, -ay*ay)
+	default:
+		d := (1-ax)*(1-ax) + ay*ay
+		re = 0.25 * math.Log1p(4*ax/d)
+		im = 0.5 * math.Atan2(2*ay, (1-ax)*(1+ax)-ay*ay)
+	}
+	return complex(math.Copysign(re, x), math.Copysign(im, y))
+}
+
+// catan is -i·atanh(i·z).
+func catan(z complex128) complex128 {
+	if !cfinite(z) {
+		return cmplx.Atan(z)
+	}
+	w := catanh(complex(-imag(z), real(z)))
+	return complex(imag(w), -real(w))
 }
 
 // maxFloat and minFloat are numpy's maximum and minimum for floats: NaN
