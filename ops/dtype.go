@@ -146,6 +146,16 @@ func RealOf(d DType) DType {
 	return d
 }
 
+// ComplexOf returns the complex dtype of d's precision: complex64 for
+// float32, complex128 otherwise; complex dtypes are their own.
+func ComplexOf(d DType) DType {
+	switch d {
+	case Float32, Complex64:
+		return Complex64
+	}
+	return Complex128
+}
+
 // FloatOf returns the floating dtype a function of d computes in: d itself
 // for floating and complex dtypes, float64 for integers and bool.
 func FloatOf(d DType) DType {

@@ -47,7 +47,8 @@ func linalgCore(fn string) string { return "linalg_" + fn }
 // float64 (LAPACK through gonum) or complex128 (see kernels.Linalg); integer
 // and bool inputs compute in float64, and single-precision inputs give
 // single-precision results. Singular values, eigenvalues and log|det| are
-// real for complex inputs.
+// real for complex inputs; the eigenvalues and eigenvectors of general
+// matrices (eig_values, eig_vectors) are complex for real ones.
 func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	if !slices.Contains(kernels.LinalgFuncs, fn) {
 		return nil, plan.Errorf(plan.ErrNotImplemented, "unknown linear algebra function %q", fn)
@@ -68,8 +69,11 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	}
 	dt = FloatOf(dt)
 	outDT := dt
-	if kernels.LinalgRealOutput(fn) {
+	switch {
+	case kernels.LinalgRealOutput(fn):
 		outDT = RealOf(dt)
+	case kernels.LinalgComplexOutput(fn):
+		outDT = ComplexOf(dt)
 	}
 	nd := x.NDim()
 	m, n := x.Shape[nd-2], x.Shape[nd-1]
@@ -100,7 +104,7 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	elem := int64(dt.Size())
 	perIn := int64(m*n+n*k) * elem * (1 + copies.Read)
 	perOut := plan.Prod(core) * int64(outDT.Size()) * (2 + copies.Write)
-	extra := kernels.LinalgWorkspace(m, n, k)
+	extra := kernels.LinalgWorkspace(fn, m, n, k)
 	room := x.Spec.AllowedMem - x.Spec.ReservedMem - extra
 	if room < perIn+perOut {
 		return nil, plan.Errorf(plan.ErrValue,

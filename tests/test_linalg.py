@@ -212,6 +212,51 @@ def test_eigh(dtype):
     )
 
 
+def _sorted_eigenvalues(w):
+    return (
+        np.sort_complex(np.round(w, 6))
+        if w.ndim == 1
+        else np.stack([_sorted_eigenvalues(r) for r in w])
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["int32"])
+def test_eig(dtype):
+    a = _stack((3, 6, 6), dtype, seed=23)  # general: complex eigenvalues for real input too
+    x = _x(a, (2, 4, 3))
+    w, v = linalg.eig(x)
+    single = dtype in ("float32", "complex64")
+    want = np.complex64 if single else np.complex128
+    assert w.dtype == want and v.dtype == want
+    assert w.shape == (3, 6) and v.shape == (3, 6, 6)
+    wv, vv = cubego.compute(w, v)
+    ref = np.linalg.eigvals(a.astype(np.complex128))
+    np.testing.assert_allclose(
+        _sorted_eigenvalues(wv),
+        _sorted_eigenvalues(ref),
+        rtol=_rtol(dtype),
+        atol=1e-4 if single else 1e-9,
+    )
+    tol = 1e-4 if single else 1e-9
+    np.testing.assert_allclose(a @ vv, vv * wv[..., None, :], atol=tol * np.abs(a).max())
+    np.testing.assert_allclose(np.linalg.norm(vv, axis=-2), 1, rtol=tol)
+    if dtype in ("float64", "int32"):  # LAPACK's dgeev, as numpy: the same order and vectors
+        rw, rv = np.linalg.eig(a.astype(np.float64))
+        np.testing.assert_allclose(wv, rw, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(vv, rv, rtol=1e-8, atol=1e-10)
+    assert_matches(linalg.eigvals(x), wv, rtol=1e-12 if not single else 1e-6)
+
+
+def test_eig_special_matrices():
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]])
+    assert_matches(linalg.eigvals(_x(rot)), np.array([1j, -1j]))
+    nan = np.array([[1.0, np.nan], [0.0, 1.0]])
+    assert np.isnan(
+        linalg.eigvals(_x(nan)).compute()
+    ).all()  # numpy raises; a stack is not held back
+    assert linalg.eigvals(_x(np.zeros((0, 2, 2)))).shape == (0, 2)
+
+
 def test_rank_deficient_and_singular():
     a = np.outer(np.arange(1.0, 5.0), np.arange(1.0, 4.0))  # rank one
     assert int(linalg.matrix_rank(_x(a))) == 1
@@ -255,10 +300,10 @@ def test_errors():
         linalg.inv(_x(np.ones(3)))
     with pytest.raises(ValueError, match="mode"):
         linalg.qr(_x(np.ones((2, 2))), mode="r")
-    with pytest.raises(NotImplementedError, match="eigh"):
-        linalg.eig(_x(np.ones((2, 2))))
-    with pytest.raises(NotImplementedError):
-        linalg.eigvals(_x(np.ones((2, 2))))
+    with pytest.raises(ValueError, match="square"):
+        linalg.eig(_x(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="square"):
+        linalg.eigvals(_x(np.ones((3, 2))))
     with pytest.raises(ValueError):
         linalg.matrix_norm(_x(np.ones((2, 2))), ord=3)
 

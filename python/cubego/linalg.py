@@ -1,11 +1,11 @@
 """The Array API linear algebra extension (``cubego.linalg``), on chunked arrays.
 
-Functions of whole matrices (``cholesky, det, eigh, eigvalsh, inv, qr, slogdet,
-solve, svd, svdvals``) run LAPACK (through gonum, in float64) on one matrix at
+Functions of whole matrices (``cholesky, det, eig, eigh, eigvals, eigvalsh, inv,
+qr, slogdet, solve, svd, svdvals``) run LAPACK (through gonum, in float64) on one matrix at
 a time: the library gathers the last two dimensions of the input into one chunk
 and keeps the batch dimensions chunked, or refuses with a ``ValueError`` naming
 the sizes when a single matrix does not fit ``allowed_mem``. Decompositions
-with several outputs (``qr``, ``svd``, ``eigh``, ``slogdet``) are one library op
+with several outputs (``qr``, ``svd``, ``eig``, ``eigh``, ``slogdet``) are one library op
 per output, and each op factorizes: computing all outputs factorizes as many
 times as there are outputs. The factors' signs follow LAPACK (numpy's).
 
@@ -17,9 +17,9 @@ tensordot, matmul, matrix_transpose, matrix_power, vector_norm`` and
 
 Integer inputs compute in float64; single precision stays single. Complex
 matrices use the library's own complex128 algorithms (LU, Cholesky,
-Householder QR, Jacobi eigen- and singular value solvers), since gonum's
-LAPACK is real-only. The general eigensolvers ``eig`` and ``eigvals`` raise
-``NotImplementedError``.
+Householder QR, Jacobi eigen- and singular value solvers, Hessenberg QR for
+``eig``), since gonum's LAPACK is real-only. ``eig`` and ``eigvals`` give complex
+results for every input dtype, as the standard says.
 """
 
 from __future__ import annotations
@@ -76,6 +76,11 @@ class SVDResult(NamedTuple):
 
 
 class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class EigResult(NamedTuple):
     eigenvalues: Array
     eigenvectors: Array
 
@@ -139,6 +144,8 @@ def _empty_matrix_function(func: str, inputs: list[Array]) -> Array:
         "svd_full_vh": lambda: np.linalg.svd(data[0]).Vh,
         "eigh_values": lambda: np.linalg.eigvalsh(data[0]),
         "eigh_vectors": lambda: np.linalg.eigh(data[0]).eigenvectors,
+        "eig_values": lambda: np.linalg.eigvals(data[0]),
+        "eig_vectors": lambda: np.linalg.eig(data[0]).eigenvectors,
     }
     from ._data_type_functions import result_type
 
@@ -146,6 +153,9 @@ def _empty_matrix_function(func: str, inputs: list[Array]) -> Array:
     dtype = result_type(*inputs)
     if func in _REAL_OUTPUTS and dtype.kind == "c":
         dtype = _dtypes.float32 if dtype == _dtypes.complex64 else _dtypes.float64
+    if func in ("eig_values", "eig_vectors"):
+        single = dtype in (_dtypes.float32, _dtypes.complex64)
+        dtype = _dtypes.complex64 if single else _dtypes.complex128
     return asarray(out.astype(dtype), spec=inputs[0].spec)
 
 
@@ -253,20 +263,26 @@ def eigvalsh(x: Array, /) -> Array:
     return _matrix_function("eigh_values", x)
 
 
-_NO_EIG = (
-    "linalg.{name} (eigenvalues of general, non-symmetric matrices) is not supported; "
-    "use eigh or eigvalsh for symmetric or Hermitian matrices"
-)
+def eig(x: Array, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (columns) of general square matrices.
+
+    Both are complex for every input dtype (complex64 for float32 and complex64
+    input, else complex128). Real matrices use LAPACK's algorithm (gonum's
+    Dgeev), so the eigenvalues come in numpy's order; complex matrices use a
+    Hessenberg QR iteration of cubego's own, whose order may differ from numpy's.
+    Each eigenvector has unit norm and its largest component real. A matrix with
+    an infinite or NaN entry gives NaN results (numpy raises).
+    """
+    _check(x, "eig")
+    _square(x, "eig")
+    return EigResult(_matrix_function("eig_values", x), _matrix_function("eig_vectors", x))
 
 
-def eig(x: Array, /) -> Any:
-    """Not supported: the eigendecomposition of general (non-symmetric) matrices."""
-    raise NotImplementedError(_NO_EIG.format(name="eig"))
-
-
-def eigvals(x: Array, /) -> Any:
-    """Not supported: the eigenvalues of general (non-symmetric) matrices."""
-    raise NotImplementedError(_NO_EIG.format(name="eigvals"))
+def eigvals(x: Array, /) -> Array:
+    """Eigenvalues of general square matrices, complex (see :func:`eig`)."""
+    _check(x, "eigvals")
+    _square(x, "eigvals")
+    return _matrix_function("eig_values", x)
 
 
 def _default_rtol(x: Array) -> float:

@@ -22,6 +22,7 @@ var LinalgFuncs = []string{
 	"qr_q", "qr_r", "qr_complete_q", "qr_complete_r",
 	"svd_u", "svd_s", "svd_vh", "svd_full_u", "svd_full_vh",
 	"eigh_values", "eigh_vectors",
+	"eig_values", "eig_vectors",
 }
 
 // LinalgCoreShape returns the core (last) dimensions of fn's output for an
@@ -36,11 +37,11 @@ func LinalgCoreShape(fn string, m, n, k int) ([]int, error) {
 	}
 	r := min(m, n)
 	switch fn {
-	case "cholesky", "cholesky_upper", "inv", "eigh_vectors":
+	case "cholesky", "cholesky_upper", "inv", "eigh_vectors", "eig_vectors":
 		return []int{n, n}, square()
 	case "det", "slogdet_sign", "slogdet_logabsdet":
 		return []int{}, square()
-	case "eigh_values":
+	case "eigh_values", "eig_values":
 		return []int{n}, square()
 	case "solve":
 		return []int{n, k}, square()
@@ -63,8 +64,13 @@ func LinalgCoreShape(fn string, m, n, k int) ([]int, error) {
 // LinalgWorkspace returns the bytes of scratch memory Linalg uses for one
 // m×n matrix beyond its input and output blocks (float64 copies of the
 // matrix and the factors, and LAPACK's work arrays).
-func LinalgWorkspace(m, n, k int) int64 {
+func LinalgWorkspace(fn string, m, n, k int) int64 {
 	mm, nn, kk := int64(m), int64(n), int64(k)
+	if LinalgComplexOutput(fn) {
+		// complex128 copies of the matrix, Z, the vectors' result and
+		// Dgeev's real vectors, plus LAPACK's work arrays.
+		return 16*4*nn*nn + 8*256*(nn+1)
+	}
 	return 8 * (mm*nn + mm*mm + nn*nn + nn*kk + 256*(mm+nn+kk+1))
 }
 
@@ -80,6 +86,12 @@ type LinalgError struct {
 
 func (e *LinalgError) Error() string {
 	return fmt.Sprintf("kernels: %s: matrix %d of the block %s", e.Func, e.Matrix, e.Reason)
+}
+
+// LinalgComplexOutput reports whether fn's output is complex for real input
+// (the eigenvalues and eigenvectors of general matrices).
+func LinalgComplexOutput(fn string) bool {
+	return fn == "eig_values" || fn == "eig_vectors"
 }
 
 // LinalgRealOutput reports whether fn's output is real for complex input
@@ -113,6 +125,14 @@ func Linalg(fn string, out Operand, in []Operand) error {
 		outDT = zarr.Float32
 		if dt == zarr.Complex128 {
 			outDT = zarr.Float64
+		}
+	}
+	if LinalgComplexOutput(fn) {
+		switch dt {
+		case zarr.Float32, zarr.Complex64:
+			outDT = zarr.Complex64
+		default:
+			outDT = zarr.Complex128
 		}
 	}
 	if out.DType != outDT {
@@ -156,6 +176,25 @@ func Linalg(fn string, out Operand, in []Operand) error {
 			e.Matrix = i
 		}
 		return err
+	}
+	if LinalgComplexOutput(fn) {
+		res := make([]complex128, outSize)
+		var x []float64
+		var cx []complex128
+		for i := range batch {
+			if isComplex {
+				cx = make([]complex128, inSize)
+				readComplex128(cx, a, i*inSize)
+			} else {
+				x = make([]float64, inSize)
+				readFloat64(x, a, i*inSize)
+			}
+			if err := linalgEig(fn, res, x, cx, n); err != nil {
+				return wrap(i, err)
+			}
+			writeComplex128(out, i*outSize, res)
+		}
+		return nil
 	}
 	if isComplex {
 		x := make([]complex128, inSize)
