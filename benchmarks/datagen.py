@@ -90,7 +90,9 @@ def ensure_input(data_dir: str, size: str, variant: str, spec: ArraySpec) -> tup
         block = np.empty(tuple(s.stop - s.start for s in region), dtype=spec.dtype)
         for index, sl in _blocks(spec.shape, spec.chunks, region):
             shape = tuple(s.stop - s.start for s in sl)
-            inner = tuple(slice(s.start - r.start, s.stop - r.start) for s, r in zip(sl, region))
+            inner = tuple(
+                slice(s.start - r.start, s.stop - r.start) for s, r in zip(sl, region, strict=True)
+            )
             block[inner] = chunk_data(spec, data, index, shape)
         z[region] = block
 

@@ -216,4 +216,4 @@ def shard_shape(codec: str, shape, chunks) -> tuple | None:
     (zstd inside ``sharding_indexed``, up to ``SHARD_CHUNKS`` chunks a side)."""
     if codec != "shard":
         return None
-    return tuple(c * min(SHARD_CHUNKS, -(-s // c)) for s, c in zip(shape, chunks))
+    return tuple(c * min(SHARD_CHUNKS, -(-s // c)) for s, c in zip(shape, chunks, strict=True))

@@ -25,6 +25,7 @@ from .spec import parse_size
 #: The block size ``"auto"`` aims for when no limit is given (Dask's and Cubed's default).
 DEFAULT_AUTO_BYTES = 128 * 2**20
 
+
 def _regular(n: int, size: int) -> tuple[int, ...]:
     """Blocks of *size* covering *n* elements, the last possibly smaller."""
     if n == 0:

@@ -280,8 +280,10 @@ def store(
         raise ValueError(
             f"store: {len(sources)} sources but {len(targets)} targets; give one target per source"
         )
-    if regions is None or isinstance(regions, slice) or (
-        isinstance(regions, tuple) and all(isinstance(r, slice) for r in regions)
+    if (
+        regions is None
+        or isinstance(regions, slice)
+        or (isinstance(regions, tuple) and all(isinstance(r, slice) for r in regions))
     ):
         regions = [regions] * len(sources)
     regions = list(regions)

@@ -39,9 +39,7 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
             # test elements given as data (xarray passes lists and numpy arrays)
             arrays.append(asarray(np.asarray(x).ravel(), spec=spec))
         else:
-            raise TypeError(
-                f"isin: expected an array, a list or a scalar, got {type(x).__name__}"
-            )
+            raise TypeError(f"isin: expected an array, a list or a scalar, got {type(x).__name__}")
     return apply("isin", {"invert": bool(invert)}, arrays)
 
 
