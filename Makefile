@@ -12,7 +12,9 @@ LIB := python/cubego/libcubego.so
 # build and test below uses them; `test` also runs the kernels without them.
 export GOEXPERIMENT := simd
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './.venv/*' -not -path './.git/*' 2>/dev/null)
-GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w"
+# TAGS=openblas links OpenBLAS (libopenblas-dev) for the BLAS calls: `make lib TAGS=openblas`.
+TAGS ?=
+GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" $(if $(TAGS),-tags '$(TAGS)')
 
 .PHONY: venv lib demo test pytest fuzz-short bench bench-quick clean
 
@@ -42,6 +44,9 @@ test: venv $(LIB)
 	$(GO) vet ./...
 	CUBEGO_ZARR_PYTHON=$(abspath $(VPY)) CUBEGO_MOTO_PYTHON=$(abspath $(VPY)) $(GO) test -race ./...
 	GOEXPERIMENT= $(GO) test ./ops/...
+	@if echo '#include <cblas.h>' | $(CC) -E - >/dev/null 2>&1 && $(CC) -lopenblas -shared -o /dev/null 2>/dev/null; then \
+		$(GO) test -tags openblas ./ops/...; \
+	else echo "skipping the openblas build tag's tests: no libopenblas-dev"; fi
 	$(MAKE) --no-print-directory fuzz-short
 	$(VPY) -m pytest -q tests
 

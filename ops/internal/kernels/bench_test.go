@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -163,10 +164,15 @@ func BenchmarkReduce(b *testing.B) {
 	}
 }
 
+// BenchmarkMatmul measures one 256×256 (and a 1024×1024 float64) product;
+// `go test -tags openblas -bench Matmul` measures OpenBLAS's instead.
 func BenchmarkMatmul(b *testing.B) {
-	const n = 256
-	for _, dt := range []zarr.DataType{zarr.Float64, zarr.Float32, zarr.Complex128, zarr.Int64} {
-		b.Run(dt.String()+"/256", func(b *testing.B) {
+	for _, c := range []struct {
+		dt zarr.DataType
+		n  int
+	}{{zarr.Float64, 256}, {zarr.Float32, 256}, {zarr.Complex128, 256}, {zarr.Int64, 256}, {zarr.Float64, 1024}} {
+		dt, n := c.dt, c.n
+		b.Run(fmt.Sprintf("%s/%d", dt, n), func(b *testing.B) {
 			x := Contiguous(dt, benchData(dt, n*n), []int{n, n})
 			y := Contiguous(dt, benchData(dt, n*n), []int{n, n})
 			acc := Contiguous(dt, make([]byte, n*n*dt.Size()), []int{n, n})
@@ -175,7 +181,7 @@ func BenchmarkMatmul(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			flops := 2.0 * n * n * n
+			flops := 2.0 * float64(n) * float64(n) * float64(n)
 			if dt == zarr.Complex128 {
 				flops *= 4
 			}
