@@ -75,7 +75,8 @@ def rechunk(x: Array, chunks: Any, *, min_mem: int | str | None = None) -> Array
     An axis missing from the dict, or None in the tuple, keeps its chunks. The
     copy runs in one stage when it fits ``allowed_mem``, else in several
     (Rechunker's algorithm); *min_mem* is the smallest intermediate chunk a
-    multi-stage plan accepts before adding stages (default 1 MiB).
+    multi-stage plan accepts before adding stages (default 256 KiB with a local
+    ``work_dir``, 8 MiB on object stores).
     """
     _check(x, "rechunk")
     return x.rechunk(chunks, min_mem=min_mem)

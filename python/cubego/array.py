@@ -333,7 +333,8 @@ class Array:
         As in dask, an axis missing from a dict, or given as None in a tuple,
         keeps its current chunks. *min_mem* is the smallest intermediate chunk
         (bytes or a size string) a multi-stage rechunk accepts before it adds
-        stages (default 1 MiB; Cubed's and Rechunker's ``min_mem``).
+        stages (default 256 KiB with a local work_dir, 8 MiB on object stores;
+        Cubed's and Rechunker's ``min_mem``).
         """
         if isinstance(chunks, dict):
             chunks = [
