@@ -10,7 +10,8 @@ import (
 // The "zstd" codec (zarr-specs codecs/zstd) compresses bytes as one
 // Zstandard frame with its content size, optionally with a checksum.
 //
-// Encoders and the decoder are shared process-wide: EncodeAll and
+// With the libzstd build tag, libzstd does the work instead
+// (zstd_libzstd.go). Encoders and the decoder are shared process-wide: EncodeAll and
 // DecodeAll are safe for concurrent use. The decoder is limited to the
 // capacity of the buffer it decodes into (one chunk), so a small hostile
 // frame cannot expand into a large allocation.
@@ -76,6 +77,9 @@ func (c *zstdCodec) encodedSizeBound(n int) int {
 }
 
 func (c *zstdCodec) encode(dst, src []byte) ([]byte, error) {
+	if useLibzstd && !c.checksum {
+		return libzstdCompress(dst, src, c.level)
+	}
 	if len(src) <= zstdSmallInput {
 		return c.encSmall.EncodeAll(src, dst), nil
 	}
@@ -83,6 +87,9 @@ func (c *zstdCodec) encode(dst, src []byte) ([]byte, error) {
 }
 
 func (c *zstdCodec) decode(dst, src []byte) (int, error) {
+	if useLibzstd && len(dst) > 0 && len(src) > 0 {
+		return libzstdDecompress(dst, src)
+	}
 	dec, err := zstdDecoder()
 	if err != nil {
 		return 0, err
