@@ -245,6 +245,40 @@ def measure_io(work_dir: str, total: int, files: int = 8, repeats: int = 5) -> d
     return {"bytes": n, "write_Bps": best_w, "read_Bps": best_r, "repeats": repeats}
 
 
+def measure_cold_read(work_dir: str, total: int, files: int = 8, repeats: int = 3) -> dict:
+    """Disk read bandwidth with 2 threads and a dropped page cache: the cold roofline.
+
+    Writes *files* files of random bytes once, then reads them *repeats* times,
+    each after syncing and dropping the page cache (needs root; without it the
+    result is the page cache's speed, and ``dropped`` says so). The best pass.
+    """
+    d = os.path.join(work_dir, "io-probe-cold")
+    os.makedirs(d, exist_ok=True)
+    size = total // files
+    buf = np.random.default_rng(1).random(size // 8).tobytes()
+    paths = [os.path.join(d, f"f{i}") for i in range(files)]
+    for p in paths:
+        with open(p, "wb") as f:
+            f.write(buf)
+
+    def read(path):
+        block = bytearray(16 * 2**20)
+        with open(path, "rb", buffering=0) as f:
+            while f.readinto(block):
+                pass
+
+    best = 0.0
+    dropped = os.access("/proc/sys/vm/drop_caches", os.W_OK)
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(repeats):
+            drop_caches()
+            t0 = time.perf_counter()
+            list(pool.map(read, paths))
+            best = max(best, size * files / (time.perf_counter() - t0))
+    shutil.rmtree(d, ignore_errors=True)
+    return {"bytes": size * files, "read_Bps": best, "repeats": repeats, "dropped": dropped}
+
+
 def drop_caches() -> None:
     try:
         os.sync()
@@ -644,6 +678,9 @@ def main(argv=None) -> int:
         io_bytes = 64 * 2**20 if sizes == ["T"] else 2**30
         print("measuring the I/O roofline ...", flush=True)
         io = measure_io(args.work_dir, io_bytes)
+        if args.cold:
+            # 4 GiB: more than the disk's own cache, so the probe reads the disk.
+            io["cold"] = measure_cold_read(args.work_dir, 4 * io_bytes)
         label = args.label or (
             ("quick" if sizes == ["Q"] else "tiny" if sizes == ["T"] else "full-" + "".join(sizes))
             + ("-constrained" if args.constrained else "")
