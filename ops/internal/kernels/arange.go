@@ -12,6 +12,7 @@ import (
 // integer type the values are computed exactly in int64 (wrapping to dt);
 // otherwise in float64 and converted as Cast does.
 func Arange(dst []byte, dt zarr.DataType, start, step float64, offset int) {
+	clearUpper()
 	size := dt.Size()
 	if size == 0 {
 		return

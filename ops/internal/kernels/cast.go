@@ -19,6 +19,7 @@ import (
 // is 255); ±Inf and larger values give numpy's x86 result, the most negative
 // int64, wrapped to the target width.
 func Cast(dst, x Operand) error {
+	clearUpper()
 	k := castKernel(x.DType, dst.DType)
 	if k == nil {
 		return fmt.Errorf("kernels: cast from %s to %s not supported", x.DType, dst.DType)
@@ -413,6 +414,7 @@ func bytesOf[T number](v T) []byte {
 // Fill sets every element of dst to value, one element of dt. A value
 // shorter than an element zeroes dst; extra bytes are ignored.
 func Fill(dst []byte, dt zarr.DataType, value []byte) {
+	clearUpper()
 	size := dt.Size()
 	if size == 0 || len(value) < size {
 		clear(dst)

@@ -6,6 +6,7 @@ import "fmt"
 // dtype and shape, element by element as bytes. It materialises transposes,
 // broadcasts and strided slices.
 func CopyStrided(dst, src Operand) error {
+	clearUpper()
 	if dst.DType != src.DType {
 		return fmt.Errorf("kernels: copy from %s to %s: dtypes must match", src.DType, dst.DType)
 	}

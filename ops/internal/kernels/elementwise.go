@@ -32,6 +32,7 @@ func binary[T, U any](f func(d []U, xs, ys []T)) kernel {
 // is z/|z|. Any op not defined for x's dtype, and any unknown op, is an
 // UnsupportedError.
 func Unary(op string, dst, x Operand) error {
+	clearUpper()
 	k, out := unaryLoop(op, x.DType)
 	if k == nil {
 		return unsupported(op, x.DType)
@@ -62,6 +63,7 @@ func Unary(op string, dst, x Operand) error {
 // complex numbers compare lexicographically. divide is for floats and
 // complex numbers only; bool add and multiply are or and and, as in numpy.
 func Binary(op string, dst, x, y Operand) error {
+	clearUpper()
 	if x.DType != y.DType {
 		return fmt.Errorf("kernels: %s of %s and %s: operands must share a dtype", op, x.DType, y.DType)
 	}
@@ -78,6 +80,7 @@ func Binary(op string, dst, x, y Operand) error {
 // Where computes dst = cond ? x : y elementwise. cond is Bool; x, y and dst
 // share a dtype.
 func Where(dst, cond, x, y Operand) error {
+	clearUpper()
 	if cond.DType != zarr.Bool {
 		return fmt.Errorf("kernels: where condition is %s, not bool", cond.DType)
 	}

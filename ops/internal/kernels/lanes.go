@@ -41,6 +41,7 @@ func checkLane(name string, x Operand, axis int) error {
 // shape of x with extent 1 on axis) and is updated to the lanes' last values.
 // It means, for each lane: acc = carry; for i: acc = acc op x[i]; dst[i] = acc.
 func Scan(op string, dst, x Operand, axis int, carry []byte) error {
+	clearUpper()
 	if err := checkLane(op, x, axis); err != nil {
 		return err
 	}
@@ -116,6 +117,7 @@ func scanLoop[T number](dst, x, carry []T, outer, n, inner int, prod bool) {
 // order is the reverse of the stable ascending sort of the reversed lane,
 // as the Array API's reference does (so ties keep their order).
 func Sort(dst, x Operand, axis int, descending, indices bool) error {
+	clearUpper()
 	if err := checkLane("sort", x, axis); err != nil {
 		return err
 	}
@@ -192,6 +194,7 @@ func sortLanes[T realNumber](dst []byte, x []T, outer, n, inner int, descending,
 // assembles a take in bounded memory. x and dst share dtype and all other
 // extents.
 func Gather(dst, x Operand, axis int, idx []int64, start int) error {
+	clearUpper()
 	if err := checkLane("take", x, axis); err != nil {
 		return err
 	}
@@ -224,6 +227,7 @@ func Gather(dst, x Operand, axis int, idx []int64, start int) error {
 // each element of v: summed over the blocks of a sorted array this is
 // searchsorted. NaNs sort last.
 func CountBelow(acc, s, v Operand, right, first bool) error {
+	clearUpper()
 	if acc.DType != zarr.Int64 || s.DType != v.DType {
 		return fmt.Errorf("kernels: searchsorted operands do not match")
 	}
@@ -272,6 +276,7 @@ func countBelow[T realNumber](acc []int64, s, v []T, right bool) {
 // of the 1-D block t (or-ing with acc unless first): folded over the
 // blocks of the test elements this is isin.
 func IsIn(acc, x, t Operand, first bool) error {
+	clearUpper()
 	if acc.DType != zarr.Bool || x.DType != t.DType {
 		return fmt.Errorf("kernels: isin operands do not match")
 	}

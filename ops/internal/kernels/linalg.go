@@ -108,6 +108,7 @@ func LinalgRealOutput(fn string) bool {
 // linalg_complex.go, in complex128); results are rounded to out's dtype,
 // which is the input's, or its real dtype where LinalgRealOutput.
 func Linalg(fn string, out Operand, in []Operand) error {
+	clearUpper()
 	want := 1
 	if fn == "solve" {
 		want = 2

@@ -19,6 +19,7 @@ import (
 // kernels, else gonum's Gemm; integers wrap; bool is an OR of ANDs. 1-D
 // operands are the caller's to reshape.
 func Matmul(acc, a, b Operand, first bool) error {
+	clearUpper()
 	dt := acc.DType
 	if a.DType != dt || b.DType != dt {
 		return fmt.Errorf("kernels: matmul of %s and %s into %s: dtypes must match", a.DType, b.DType, dt)

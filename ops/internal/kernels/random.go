@@ -32,6 +32,7 @@ func randomBits(key, i uint64) uint64 { return mix64(key + (i+1)*gamma) }
 // dtypes, or a region outside shape, leave dst unchanged; only as many
 // whole elements as dst holds are written.
 func RandomUniform(dst []byte, dt zarr.DataType, seed uint64, shape []int, regionStart []int, regionShape []int) {
+	clearUpper()
 	key := streamKey(seed)
 	switch dt {
 	case zarr.Float64:
@@ -66,6 +67,7 @@ func RandomUniform(dst []byte, dt zarr.DataType, seed uint64, shape []int, regio
 // of shape as in RandomUniform. Bounded values are unbiased (Lemire's
 // multiply-and-reject, with deterministic redraws).
 func RandomIntegers(dst []byte, dt zarr.DataType, seed uint64, low, high int64, shape, regionStart, regionShape []int) {
+	clearUpper()
 	size := dt.Size()
 	if size == 0 {
 		return

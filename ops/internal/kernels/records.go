@@ -118,6 +118,7 @@ func walkRows(shape, xs, astr []int, is []int64, xo, ao int, io int64, row func(
 // ties with NaN go to the smaller index (numpy's argmax and argmin); the
 // nan variants let every number beat NaN.
 func ArgFold(op string, acc, x Operand, axes []int, base int64, idxStrides []int64, recordIn, first bool) error {
+	clearUpper()
 	var isMax, skip bool
 	switch op {
 	case "argmax":
@@ -253,6 +254,7 @@ func argFold[T realNumber](acc, x []T, frame, xs, astr []int, is []int64, xoff, 
 // (int64, acc's shape without the field axis). For "nanargmax" and
 // "nanargmin" a lane whose value is NaN had only NaNs: ErrAllNaN.
 func ArgFinish(op string, out, acc Operand) error {
+	clearUpper()
 	if out.DType != zarr.Int64 {
 		return fmt.Errorf("kernels: %s result must be int64, not %s", op, out.DType)
 	}
@@ -311,6 +313,7 @@ func argFinish[T realNumber](dst []int64, acc []T, skip bool) error {
 // left out (nanvar). tmp, when not first, holds the block's own records:
 // acc's size.
 func MomentsFold(skipNaN bool, acc, x Operand, axes []int, recordIn, first bool, tmp []byte) error {
+	clearUpper()
 	if acc.DType != zarr.Float64 || x.DType != zarr.Float64 {
 		return fmt.Errorf("kernels: moments records and operand must be float64, not %s and %s", acc.DType, x.DType)
 	}
@@ -471,6 +474,7 @@ func blockMoments(r []float64, lanes int, x []float64, frame, xs, astr []int, xo
 // ComplexMomentRecordFields fields (ComplexMomentsFold) give the variance
 // of complex values: the M2 of both parts.
 func MomentsFinish(kind string, out, acc Operand, correction float64) error {
+	clearUpper()
 	lanes, d, err := checkDst(out)
 	if err != nil {
 		return err
@@ -536,6 +540,7 @@ const ComplexMomentRecordFields = 2 * MomentRecordFields
 // recordIn the operand is float64 records of ComplexMomentRecordFields
 // fields.
 func ComplexMomentsFold(acc, x Operand, axes []int, recordIn, first bool, tmp []byte) error {
+	clearUpper()
 	if acc.DType != zarr.Float64 || len(acc.Shape) == 0 || acc.Shape[0] != ComplexMomentRecordFields {
 		return fmt.Errorf("kernels: complex moments records must be float64 with %d fields, got %s %v", ComplexMomentRecordFields, acc.DType, acc.Shape)
 	}

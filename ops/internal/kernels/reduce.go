@@ -23,6 +23,7 @@ import (
 //     min or max is NaN; on integers they equal the plain ops.
 //   - any, all: x of any dtype (non-zero is true), acc Bool.
 func Reduce(op string, acc, x Operand, axes []int, first bool) error {
+	clearUpper()
 	xStrides, err := checkInput("reduced operand", x, x.Shape)
 	if err != nil {
 		return err
