@@ -182,12 +182,15 @@ func Linalg(fn string, out Operand, in []Operand) error {
 		res := make([]complex128, outSize)
 		var x []float64
 		var cx []complex128
+		if isComplex {
+			cx = make([]complex128, inSize)
+		} else {
+			x = make([]float64, inSize)
+		}
 		for i := range batch {
 			if isComplex {
-				cx = make([]complex128, inSize)
 				readComplex128(cx, a, i*inSize)
 			} else {
-				x = make([]float64, inSize)
 				readFloat64(x, a, i*inSize)
 			}
 			if err := linalgEig(fn, res, x, cx, n); err != nil {
