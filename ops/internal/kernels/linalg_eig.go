@@ -113,7 +113,7 @@ func cEig(a []complex128, n int, vectors bool) (w, v []complex128, ok bool) {
 	}
 	scale := 0.0
 	for _, e := range a {
-		if !cfinite(e) {
+		if !cisfinite(e) {
 			nanComplex(w)
 			nanComplex(v)
 			return w, v, true

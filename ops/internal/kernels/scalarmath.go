@@ -393,12 +393,6 @@ func ctan(z complex128) complex128 {
 	return complex(imag(w), -real(w))
 }
 
-// cfinite reports whether both components of z are finite.
-func cfinite(z complex128) bool {
-	x, y := real(z), imag(z)
-	return !math.IsInf(x, 0) && !math.IsNaN(x) && !math.IsInf(y, 0) && !math.IsNaN(y)
-}
-
 // The inverse trigonometric and hyperbolic functions below use Kahan's
 // formulas ("Branch cuts for complex elementary functions", 1987) for finite
 // arguments: products of principal square roots of 1 ± z, which neither
@@ -421,7 +415,7 @@ func cmulConj(a, b complex128) complex128 {
 }
 
 func casin(z complex128) complex128 {
-	if !cfinite(z) {
+	if !cisfinite(z) {
 		return cmplx.Asin(z)
 	}
 	s1, s2 := csqrt(oneMinus(z)), csqrt(onePlus(z))
@@ -430,7 +424,7 @@ func casin(z complex128) complex128 {
 }
 
 func cacos(z complex128) complex128 {
-	if !cfinite(z) {
+	if !cisfinite(z) {
 		return cmplx.Acos(z)
 	}
 	s1, s2 := csqrt(oneMinus(z)), csqrt(onePlus(z))
@@ -440,7 +434,7 @@ func cacos(z complex128) complex128 {
 
 // casinh is -i·asin(i·z).
 func casinh(z complex128) complex128 {
-	if !cfinite(z) {
+	if !cisfinite(z) {
 		return cmplx.Asinh(z)
 	}
 	w := casin(complex(-imag(z), real(z)))
@@ -450,7 +444,7 @@ func casinh(z complex128) complex128 {
 // cacosh is Kahan's acosh for finite z, and cmplx.Acosh with numpy's
 // NaN + iπ/2 for ±0 + iNaN.
 func cacosh(z complex128) complex128 {
-	if !cfinite(z) {
+	if !cisfinite(z) {
 		if real(z) == 0 && math.IsNaN(imag(z)) {
 			return complex(math.NaN(), math.Pi/2)
 		}
@@ -467,7 +461,7 @@ func cacosh(z complex128) complex128 {
 // the imaginary part ½·atan2(2|y|, (1-|x|)(1+|x|) - y²), and beyond 1e150,
 // where y² would overflow, the limit 1/z ± iπ/2.
 func catanh(z complex128) complex128 {
-	if !cfinite(z) {
+	if !cisfinite(z) {
 		return cmplx.Atanh(z)
 	}
 	x, y := real(z), imag(z)
@@ -489,7 +483,7 @@ func catanh(z complex128) complex128 {
 
 // catan is -i·atanh(i·z).
 func catan(z complex128) complex128 {
-	if !cfinite(z) {
+	if !cisfinite(z) {
 		return cmplx.Atan(z)
 	}
 	w := catanh(complex(-imag(z), real(z)))
