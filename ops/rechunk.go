@@ -24,10 +24,10 @@ func Rechunk(x *plan.Array, chunks ChunkSpec) (*plan.Array, error) {
 // atomically and read back (measured: 16,384 chunks of 8 KiB written in
 // 0.93 s and read in 0.42 s by two workers), the time of moving 100-200 KB,
 // so 256 KiB (an array of 17 GB in 256 KiB chunks spends ~5 s on per-chunk
-// overhead, one more stage ~20 s); on object stores a request costs some 20-50 ms, the
-// time of several megabytes, so 8 MiB.
+// overhead, one more stage ~20 s); on object stores a request costs some
+// 20-50 ms, the time of several megabytes, so 8 MiB.
 func DefaultRechunkMinMem(workDir string) int64 {
-	if plan.CopiesFor(workDir).Read > 1 { // an object store
+	if plan.IsObjectStore(workDir) {
 		return 8 << 20
 	}
 	return 256 << 10

@@ -10,12 +10,21 @@ type BufferCopies struct{ Read, Write int64 }
 // CopiesFor returns the buffer copies for a work dir: one each on local
 // disk, two each on object stores (whose clients buffer requests).
 func CopiesFor(workDir string) BufferCopies {
-	for _, p := range []string{"s3://", "gs://", "gcs://", "azblob://", "az://"} {
-		if strings.HasPrefix(workDir, p) {
-			return BufferCopies{Read: 2, Write: 2}
-		}
+	if IsObjectStore(workDir) {
+		return BufferCopies{Read: 2, Write: 2}
 	}
 	return BufferCopies{Read: 1, Write: 1}
+}
+
+// IsObjectStore reports whether a work_dir URL names an object store (S3,
+// GCS, Azure) rather than a local path.
+func IsObjectStore(workDir string) bool {
+	for _, p := range []string{"s3://", "gs://", "gcs://", "azblob://", "az://"} {
+		if strings.HasPrefix(workDir, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ProjectedMem returns the most memory one task of op can use:
