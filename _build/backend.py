@@ -160,7 +160,8 @@ def _build_library(output: Path) -> None:
         "-buildmode=c-shared",
         "-trimpath",
         "-ldflags=-s -w",
-        # CUBEGO_GO_TAGS=openblas links OpenBLAS for the BLAS calls (docs/api_status.md).
+        # CUBEGO_GO_TAGS: optional build tags, comma-separated, as the Makefile's TAGS
+        # (openblas: docs/api_status.md; libzstd: docs/zarr.md).
         *(["-tags=" + os.environ["CUBEGO_GO_TAGS"]] if os.environ.get("CUBEGO_GO_TAGS") else []),
         "-o",
         str(output),

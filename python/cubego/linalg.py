@@ -153,7 +153,7 @@ def _empty_matrix_function(func: str, inputs: list[Array]) -> Array:
     dtype = result_type(*inputs)
     if func in _REAL_OUTPUTS and dtype.kind == "c":
         dtype = _dtypes.float32 if dtype == _dtypes.complex64 else _dtypes.float64
-    if func in ("eig_values", "eig_vectors"):
+    if func in _COMPLEX_OUTPUTS:
         single = dtype in (_dtypes.float32, _dtypes.complex64)
         dtype = _dtypes.complex64 if single else _dtypes.complex128
     return asarray(out.astype(dtype), spec=inputs[0].spec)
@@ -161,6 +161,8 @@ def _empty_matrix_function(func: str, inputs: list[Array]) -> Array:
 
 # Functions whose results are real for complex matrices.
 _REAL_OUTPUTS = ("svd_s", "eigh_values", "slogdet_logabsdet")
+# Functions whose results are complex for real matrices.
+_COMPLEX_OUTPUTS = ("eig_values", "eig_vectors")
 
 
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
