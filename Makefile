@@ -41,7 +41,7 @@ $(LIB): $(GO_SOURCES) go.mod go.sum
 demo: venv $(LIB)
 	$(VPY) -m cubego.demo
 
-## test: go vet, go test -race, then the Python tests
+## test: go vet, go test -race, the Python layer contract (import-linter), then the Python tests
 test: venv $(LIB)
 	$(GO) vet ./...
 	CUBEGO_ZARR_PYTHON=$(abspath $(VPY)) CUBEGO_MOTO_PYTHON=$(abspath $(VPY)) $(GO) test -race ./...
@@ -51,6 +51,7 @@ test: venv $(LIB)
 		$(GO) test -tags openblas ./ops/...; \
 	else echo "skipping the openblas build tag's tests: no libopenblas-dev"; fi
 	$(MAKE) --no-print-directory fuzz-short
+	$(VENV)/bin/lint-imports pyproject.toml
 	$(VPY) -m pytest -q tests
 
 # fuzz-short: 20000 executions of each fuzz target of the decoders and metadata

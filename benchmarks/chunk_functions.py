@@ -27,7 +27,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cubego  # noqa: E402
-from cubego import _lib  # noqa: E402
+from cubego.binding import libcubego as _lib  # noqa: E402
 
 
 def best_of(repeat: int, fn) -> tuple[float, float]:

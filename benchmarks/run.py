@@ -172,7 +172,7 @@ except Exception as e:
     out["transpose"] = False
     out["transpose_error"] = f"{type(e).__name__}: {e}"
 try:
-    from cubego import _lib
+    from cubego.binding import libcubego as _lib
     out["library"] = _lib.version() if hasattr(_lib, "version") else None
 except Exception as e:
     out["library"] = repr(e)

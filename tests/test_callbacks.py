@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import cubego
-from cubego import _compute
-from cubego.callbacks import (
+from cubego.core import compute as _compute
+from cubego.runtime.types import (
     ComputeEndEvent,
     ComputeStartEvent,
     OperationEndEvent,

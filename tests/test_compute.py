@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import cubego
-from cubego import _compute, _lib
+from cubego.binding import libcubego as _lib
+from cubego.core import compute as _compute
 
 from helpers import assert_matches, make_data
 
@@ -95,7 +96,7 @@ def test_last_stats(spec):
 
 def test_plan_info(spec):
     x = cubego.asarray(np.ones((8, 8)), chunks=4, spec=spec)
-    plan = _compute.plan_info(cubego.sum(x + 1))
+    plan = cubego.core.plan.plan_info(cubego.sum(x + 1))
     assert plan["num_tasks"] > 0
     assert plan["max_projected_mem"] <= spec.allowed_mem
     assert any("add" in op["func"] for op in plan["ops"])

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import cubego
-from cubego import _compute
-from cubego.config import spec_from_config
+from cubego.core import compute as _compute
+from cubego.core.config import spec_from_config
 
 PYTHON_DIR = str(Path(cubego.__file__).resolve().parent.parent)
 
@@ -22,7 +22,7 @@ REPORT = """
     import cubego
     x = cubego.ones((4,), chunks=2)
     spec = x.spec
-    options = cubego._compute.options((x,), None, True, {})
+    options = cubego.core.compute.options((x,), None, True, {})
     print(json.dumps({
         "allowed_mem": spec.allowed_mem,
         "reserved_mem": spec.reserved_mem,

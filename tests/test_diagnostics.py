@@ -149,7 +149,7 @@ def test_no_memory_warning_within_budget(tmp_path):
 
 def test_memory_warning_for_a_task_over_allowed_mem():
     """A task that allocated more than allowed (impossible by design) is reported."""
-    from cubego.callbacks import ComputeEndEvent, ComputeStartEvent, TaskEndEvent
+    from cubego.runtime.types import ComputeEndEvent, ComputeStartEvent, TaskEndEvent
 
     plan = cubego.plan(cubego.ones((4,), chunks=2, spec=cubego.Spec(allowed_mem="1MB")) + 1)
     cb = MemoryWarningCallback()

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cubego
-from cubego._elementwise import ELEMENTWISE
+from cubego.array_api.elementwise_functions import ELEMENTWISE
 
 from helpers import (
     BOOL,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cubego
-from cubego import _lib
+from cubego.binding import libcubego as _lib
 
 PYTHON_DIR = str(Path(cubego.__file__).resolve().parent.parent)
 
@@ -169,7 +169,7 @@ def test_import_does_not_load_the_library():
     proc = run_python(
         """
         import cubego, cubego.array_api, cubego.random
-        from cubego import _lib
+        from cubego.binding import libcubego as _lib
         assert _lib.loaded_path() is None, _lib.loaded_path()
         print("not loaded")
         """
@@ -183,7 +183,7 @@ def test_go_panic_becomes_runtime_error():
         """
         import numpy as np
         import cubego
-        from cubego import _lib
+        from cubego.binding import libcubego as _lib
         try:
             _lib.debug_panic()
         except RuntimeError as e:

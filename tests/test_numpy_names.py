@@ -218,7 +218,7 @@ def test_pickles_without_computing(module, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("pickling computed the array")
 
-    monkeypatch.setattr("cubego._compute.run", refuse)
+    monkeypatch.setattr("cubego.core.compute.run", refuse)
     restored = dumps.loads(dumps.dumps(x))
     monkeypatch.undo()
     np.testing.assert_allclose(restored.compute(), A[0] @ B)

@@ -53,7 +53,7 @@ def test_round_trip_in_another_process(arrays):
 
 
 def test_corrupt_graph_is_a_value_error(spec):
-    from cubego.array import _restore_array
+    from cubego.core.array import _restore_array
 
     with pytest.raises(ValueError, match="graph"):
         _restore_array('{"version": 1, "arrays": [], "ops": [], "outputs": [3]}', spec)

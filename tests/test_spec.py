@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import cubego
-from cubego.spec import default_spec, parse_size
+from cubego.core.config import default_spec
+from cubego.core.spec import parse_size
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,8 @@ dask_array = pytest.importorskip("dask.array")
 
 from xarray.namedarray.parallelcompat import list_chunkmanagers  # noqa: E402
 
-from cubego._chunks import normalize_chunks  # noqa: E402
-from cubego._xarray import CubegoManager  # noqa: E402
+from cubego.core.chunks import normalize_chunks  # noqa: E402
+from cubego.xarray_chunkmanager import CubegoManager  # noqa: E402
 
 SPEC = cubego.Spec(allowed_mem="200MB")
 KW = {"chunked_array_type": "cubego", "from_array_kwargs": {"spec": SPEC}}
@@ -43,7 +43,7 @@ def raise_if_computes():
     def refuse(*args, **kwargs):
         raise AssertionError("a cubego computation ran while building a lazy xarray result")
 
-    with mock.patch("cubego._compute.run", refuse):
+    with mock.patch("cubego.core.compute.run", refuse):
         yield
 
 
@@ -288,7 +288,7 @@ def test_open_zarr_reads_block_by_block(stored, ds):
     assert opened.a.data.chunks == ((4,) * 6, (3, 3), (4, 4))
     # the engine's tasks read one block each from xarray's lazy backend array
     reads = []
-    from cubego import _chunk_functions
+    from cubego.primitive import blockwise as _chunk_functions
 
     original = _chunk_functions._GetItem.__call__
 
@@ -503,7 +503,7 @@ def test_compute_load_persist(lazy, ds):
 
 
 def test_compute_passes_keyword_arguments(lazy):
-    with mock.patch("cubego._compute.compute", wraps=cubego._compute.compute) as spy:
+    with mock.patch("cubego.core.compute.compute", wraps=cubego.core.compute.compute) as spy:
         lazy.a.compute(executor="single-threaded", optimize_graph=False)
     assert spy.call_args.kwargs == {"executor": "single-threaded", "optimize_graph": False}
     with pytest.raises(ValueError):

@@ -10,156 +10,34 @@ checked against ``Spec.allowed_mem`` before anything starts.
 >>> cg.sum(a * 2).compute()
 array(20.)
 
-The namespace is the Array API standard's (also as ``cubego.array_api``) plus
+The namespace is the Array API standard's (:mod:`cubego.array_api`) plus
 Cubed's extras (``Spec``, ``config``, ``from_array``, ``from_zarr``, ``to_zarr``,
 ``store``, ``rechunk``, ``compute``, ``plan``, ``visualize``, ``measure_reserved_mem``,
-``Callback``, ``diagnostics``, ``random``). The Go library is loaded on first use.
+``Callback``, ``diagnostics``, ``random``, the chunk functions, the NaN functions,
+``pad``). The Go library is loaded on first use.
+
+The package is layered, lowest first (``ARCHITECTURE.md``; checked by
+import-linter): ``binding`` (the one seam with libcubego), ``runtime``
+(callbacks, events, executors), ``core`` (Array, Spec, plans, compute, Zarr I/O),
+``array_api`` (the standard), ``primitive`` (chunk functions), ``extras``
+(beyond the standard), then this namespace with ``random``, ``linalg``, ``fft``,
+``lib``, ``diagnostics`` and the xarray chunk manager.
 """
 
-from math import e, inf, nan, pi
-
-from . import diagnostics, fft, lib, linalg, random
-from ._chunk_functions import (
-    arg_reduction,
-    blockwise,
-    cumreduction,
-    from_array,
-    map_blocks,
-    reduction,
-    scan,
-)
-from ._compute import FinalizedPlan, compute, measure_reserved_mem, plan
-from ._compute import last_stats as _last_stats  # noqa: F401 - documented private helper
-from ._creation import (
-    arange,
-    asarray,
-    empty,
-    empty_like,
-    eye,
-    from_dlpack,
-    full,
-    full_like,
-    linspace,
-    meshgrid,
-    ones,
-    ones_like,
-    tril,
-    triu,
-    zeros,
-    zeros_like,
-)
-from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
-from ._dtypes import (
-    bool,
-    complex64,
-    complex128,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-)
-from ._einsum import einsum
-from ._elementwise import (  # type: ignore[attr-defined]
-    abs,
-    acos,
-    acosh,
-    add,
-    asin,
-    asinh,
-    atan,
-    atan2,
-    atanh,
-    bitwise_and,
-    bitwise_invert,
-    bitwise_left_shift,
-    bitwise_or,
-    bitwise_right_shift,
-    bitwise_xor,
-    ceil,
-    clip,
-    conj,
-    copysign,
-    cos,
-    cosh,
-    divide,
-    equal,
-    exp,
-    expm1,
-    floor,
-    floor_divide,
-    greater,
-    greater_equal,
-    hypot,
-    imag,
-    isfinite,
-    isinf,
-    isnan,
-    less,
-    less_equal,
-    log,
-    log1p,
-    log2,
-    log10,
-    logaddexp,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    nextafter,
-    not_equal,
-    positive,
-    pow,
-    real,
-    reciprocal,
-    remainder,
-    round,
-    sign,
-    signbit,
-    sin,
-    sinh,
-    sqrt,
-    square,
-    subtract,
-    tan,
-    tanh,
-    trunc,
-)
-from ._gufunc import apply_gufunc
-from ._indexing import take, take_along_axis
-from ._info import __array_namespace_info__
-from ._io import from_zarr, store, to_zarr
-from ._lib import set_max_procs, set_memory_limit
-from ._linalg import matmul, matrix_transpose, tensordot, vecdot
-from ._manipulation import (
-    astype,
-    broadcast_arrays,
-    broadcast_shapes,
-    broadcast_to,
-    concat,
-    expand_dims,
-    flip,
-    moveaxis,
-    permute_dims,
-    rechunk,
-    repeat,
-    reshape,
-    roll,
-    squeeze,
-    stack,
-    tile,
-    unstack,
-)
-from ._nan_functions import (
+from cubego import diagnostics, fft, lib, linalg, random  # noqa: F401 - fft, linalg: also `import cubego.fft`
+from cubego.array_api import *  # noqa: F403 - the standard namespace
+from cubego.array_api import __all__ as _array_api_all
+from cubego.binding.libcubego import set_max_procs, set_memory_limit
+from cubego.core.array import Array
+from cubego.core.compute import compute
+from cubego.core.compute import last_stats as _last_stats  # noqa: F401 - documented private helper
+from cubego.core.config import config
+from cubego.core.io import from_zarr, store, to_zarr
+from cubego.core.measure import measure_reserved_mem
+from cubego.core.plan import FinalizedPlan, plan, visualize
+from cubego.core.spec import Spec
+from cubego.extras.einsum import einsum
+from cubego.extras.nan_functions import (
     nanargmax,
     nanargmin,
     nancumprod,
@@ -173,38 +51,20 @@ from ._nan_functions import (
     nansum,
     nanvar,
 )
-from ._numpy_names import concatenate, cross, cumprod, cumsum, transpose
-from ._overlap import map_overlap
-from ._pad import pad
-from ._quantile import median, nanquantile, quantile
-from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
-from ._set import isin, unique_all, unique_counts, unique_inverse, unique_values
-from ._sorting import argsort, sort
-from ._statistical import (
-    cumulative_prod,
-    cumulative_sum,
-    max,
-    mean,
-    min,
-    prod,
-    std,
-    sum,
-    var,
-)
-from ._utility import all, any, diff
-from .array import Array
-from .callbacks import Callback, TaskEndEvent
-from .config import config
-from .spec import Spec
-from .visualize import visualize
+from cubego.extras.numpy_names import concatenate, cross, cumprod, cumsum, transpose
+from cubego.extras.pad import pad
+from cubego.extras.quantile import median, nanquantile, quantile
+from cubego.primitive.blockwise import blockwise, from_array, map_blocks
+from cubego.primitive.gufunc import apply_gufunc
+from cubego.primitive.overlap import map_overlap
+from cubego.primitive.reduction import arg_reduction, reduction
+from cubego.primitive.scan import cumreduction, scan
+from cubego.runtime.types import Callback, TaskEndEvent
 
 __version__ = "0.1.0"
-__array_api_version__ = "2025.12"
-
-newaxis = None
 
 __all__ = [
-    "__array_api_version__",
+    *_array_api_all,
     "__version__",
     # classes
     "Array",
@@ -212,180 +72,8 @@ __all__ = [
     "FinalizedPlan",
     "Spec",
     "TaskEndEvent",
-    # data types
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    # constants
-    "e",
-    "inf",
-    "nan",
-    "newaxis",
-    "pi",
-    # creation
-    "arange",
-    "asarray",
-    "empty",
-    "empty_like",
-    "eye",
+    # creation from array-likes (Cubed)
     "from_array",
-    "from_dlpack",
-    "full",
-    "full_like",
-    "linspace",
-    "meshgrid",
-    "ones",
-    "ones_like",
-    "tril",
-    "triu",
-    "zeros",
-    "zeros_like",
-    # elementwise
-    "abs",
-    "acos",
-    "acosh",
-    "add",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "bitwise_and",
-    "bitwise_invert",
-    "bitwise_left_shift",
-    "bitwise_or",
-    "bitwise_right_shift",
-    "bitwise_xor",
-    "ceil",
-    "clip",
-    "conj",
-    "copysign",
-    "cos",
-    "cosh",
-    "divide",
-    "equal",
-    "exp",
-    "expm1",
-    "floor",
-    "floor_divide",
-    "greater",
-    "greater_equal",
-    "hypot",
-    "imag",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "less",
-    "less_equal",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "logaddexp",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negative",
-    "nextafter",
-    "not_equal",
-    "positive",
-    "pow",
-    "real",
-    "reciprocal",
-    "remainder",
-    "round",
-    "sign",
-    "signbit",
-    "sin",
-    "sinh",
-    "sqrt",
-    "square",
-    "subtract",
-    "tan",
-    "tanh",
-    "trunc",
-    # statistical
-    "cumulative_prod",
-    "cumulative_sum",
-    "max",
-    "mean",
-    "min",
-    "prod",
-    "std",
-    "sum",
-    "var",
-    # extensions
-    "fft",
-    # linear algebra
-    "lib",
-    "linalg",
-    "matmul",
-    "matrix_transpose",
-    "tensordot",
-    "vecdot",
-    # data types
-    "astype",
-    "can_cast",
-    "finfo",
-    "iinfo",
-    "isdtype",
-    "result_type",
-    # inspection
-    "__array_namespace_info__",
-    # manipulation (and Cubed's rechunk)
-    "broadcast_arrays",
-    "broadcast_shapes",
-    "broadcast_to",
-    "concat",
-    "expand_dims",
-    "flip",
-    "moveaxis",
-    "permute_dims",
-    "rechunk",
-    "repeat",
-    "reshape",
-    "roll",
-    "squeeze",
-    "stack",
-    "tile",
-    "unstack",
-    # indexing
-    "take",
-    "take_along_axis",
-    # searching
-    "argmax",
-    "argmin",
-    "count_nonzero",
-    "nonzero",
-    "searchsorted",
-    "where",
-    # set
-    "isin",
-    "unique_all",
-    "unique_counts",
-    "unique_inverse",
-    "unique_values",
-    # sorting
-    "argsort",
-    "sort",
-    # utility
-    "all",
-    "any",
-    "diff",
     # Cubed's extras: NaN functions and pad
     "nanargmax",
     "nanargmin",
@@ -399,18 +87,18 @@ __all__ = [
     "nanstd",
     "nansum",
     "nanvar",
+    "pad",
     # numpy's names that xarray calls on the namespace
     "concatenate",
     "cross",
     "cumprod",
     "cumsum",
-    "transpose",
     "einsum",
+    "transpose",
     # numpy's order statistics (xarray's quantile and median)
     "median",
     "nanquantile",
     "quantile",
-    "pad",
     # chunk functions (Python callables per block)
     "apply_gufunc",
     "arg_reduction",
@@ -428,6 +116,7 @@ __all__ = [
     "compute",
     "config",
     "diagnostics",
+    "lib",
     "measure_reserved_mem",
     "plan",
     "random",
@@ -435,5 +124,3 @@ __all__ = [
     "set_memory_limit",
     "visualize",
 ]
-
-from . import array_api  # noqa: E402, F401 - the namespace re-exports the names above

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
-from ._creation import _create
-from .array import Array, elemwise, encode_chunks, encode_shape
-from .spec import Spec
+from cubego.array_api.creation_functions import _create
+from cubego.core import dtypes as _dtypes
+from cubego.core.array import Array, elemwise, encode_chunks, encode_shape
+from cubego.core.spec import Spec
 
 __all__ = ["integers", "random"]
 

@@ -14,11 +14,11 @@ are imported when a callback is created, never by ``import cubego``.
 >>> x.compute(callbacks=[ProgressBar()])  # doctest: +SKIP
 """
 
-from .history import HistoryCallback
-from .mem_warn import MemoryWarningCallback
-from .memory import MemoryVisualizationCallback
-from .progress import ProgressBar, TqdmProgressBar
-from .timeline import TimelineVisualizationCallback
+from cubego.diagnostics.history import HistoryCallback
+from cubego.diagnostics.mem_warn import MemoryWarningCallback
+from cubego.diagnostics.memory import MemoryVisualizationCallback
+from cubego.diagnostics.progress import ProgressBar, TqdmProgressBar
+from cubego.diagnostics.timeline import TimelineVisualizationCallback
 
 __all__ = [
     "HistoryCallback",

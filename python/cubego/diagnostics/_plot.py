@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..callbacks import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
-from ._optional import require
+from cubego.diagnostics._optional import require
+from cubego.runtime.types import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
 
 _FORMATS = ("svg", "png", "pdf")
 

@@ -6,7 +6,7 @@ import csv
 from dataclasses import asdict
 from pathlib import Path
 
-from ..callbacks import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
+from cubego.runtime.types import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
 
 __all__ = ["HistoryCallback"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..callbacks import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
+from cubego.runtime.types import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
 
 __all__ = ["MemoryWarningCallback"]
 

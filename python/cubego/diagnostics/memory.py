@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._plot import PlotCallback
+from cubego.diagnostics._plot import PlotCallback
 
 __all__ = ["MemoryVisualizationCallback"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..callbacks import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
-from ._optional import require
+from cubego.diagnostics._optional import require
+from cubego.runtime.types import Callback, ComputeEndEvent, ComputeStartEvent, TaskEndEvent
 
 __all__ = ["ProgressBar", "TqdmProgressBar"]
 

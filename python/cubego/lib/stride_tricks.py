@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import operator
 
-from ..array import Array
+from cubego.array_api.manipulation_functions import stack
+from cubego.core.array import Array
 
 __all__ = ["sliding_window_view"]
 
@@ -27,8 +28,6 @@ def sliding_window_view(
     is one chunk. *subok* and *writeable* are numpy's and ignored (cubego
     arrays are read-only views of a plan).
     """
-    from .._manipulation import stack
-
     if not isinstance(x, Array):
         raise TypeError(f"sliding_window_view: expected a cubego Array, got {type(x).__name__}")
     windows = (

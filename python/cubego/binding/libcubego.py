@@ -1,0 +1,598 @@
+"""The one seam between Python and ``libcubego`` (the Go engine).
+
+This is the only module that touches the shared library. It follows
+``docs/capi.md`` exactly:
+
+* the library is loaded lazily, on the first call, from ``$CUBEGO_LIB`` if set
+  (a path to another build) or else ``libcubego.so`` beside this package;
+* every export's ``argtypes``/``restype`` is declared once, in :data:`_SIGNATURES`;
+* every non-zero status becomes a Python exception through one table,
+  :data:`_EXCEPTIONS`, and every error and result string is freed with ``cg_free``;
+* a call from a process other than the one that loaded the library (a forked
+  child) raises :class:`RuntimeError` before it reaches Go, because the Go
+  runtime's threads do not survive ``fork()``.
+
+The library is opened with :class:`ctypes.CDLL`, which releases the GIL for the
+duration of each call (``PyDLL`` would deadlock Go goroutines that call back).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import json
+import math
+import numbers
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cubego.binding import pyfunc
+
+__all__ = [
+    "CG_OK",
+    "LibraryError",
+    "Job",
+    "array_release",
+    "arrays_from_json",
+    "arrays_to_json",
+    "compute",
+    "debug_panic",
+    "encode_scalar",
+    "free_os_memory",
+    "from_buffer",
+    "library",
+    "op",
+    "plan_info",
+    "python_op",
+    "python_stats",
+    "set_gc_percent",
+    "set_max_procs",
+    "set_memory_limit",
+    "set_python_callback",
+    "shutdown",
+    "version",
+]
+
+LIBRARY_NAME = "libcubego.so"
+ENV_VAR = "CUBEGO_LIB"
+
+# Status codes (docs/capi.md) and the exception each becomes: the one table.
+CG_OK = 0
+CG_VALUE = 1
+CG_TYPE = 2
+CG_INDEX = 3
+CG_NOT_FOUND = 4
+CG_NOT_IMPLEMENTED = 5
+CG_MEMORY = 6
+CG_IO = 7
+CG_CANCELLED = 8
+CG_INTERNAL = 9
+
+_EXCEPTIONS: dict[int, type[BaseException]] = {
+    CG_VALUE: ValueError,
+    CG_TYPE: TypeError,
+    CG_INDEX: IndexError,
+    CG_NOT_FOUND: FileNotFoundError,
+    CG_NOT_IMPLEMENTED: NotImplementedError,
+    CG_MEMORY: ValueError,
+    CG_IO: OSError,
+    CG_CANCELLED: KeyboardInterrupt,
+    CG_INTERNAL: RuntimeError,
+}
+
+FORK_MESSAGE = (
+    "cubego cannot be used in a forked child process; use the 'spawn' start method "
+    "(multiprocessing.get_context('spawn')) for process pools"
+)
+
+_c_char_pp = ctypes.POINTER(ctypes.c_void_p)  # char ** (kept as a raw pointer so it can be freed)
+_c_uint64_p = ctypes.POINTER(ctypes.c_uint64)
+_i32, _i64, _u64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
+
+# name: (argtypes, restype). Every export, declared once.
+_SIGNATURES: dict[str, tuple[list, Any]] = {
+    "cg_free": ([ctypes.c_void_p], None),
+    "cg_version": ([_c_char_pp], _i32),
+    "cg_op": ([ctypes.c_char_p, ctypes.c_char_p, _c_uint64_p, _i64, _c_char_pp, _c_char_pp], _i32),
+    "cg_from_buffer": ([ctypes.c_char_p, ctypes.c_void_p, _i64, _c_char_pp, _c_char_pp], _i32),
+    "cg_array_release": ([_u64], _i32),
+    "cg_compute_start": (
+        [_c_uint64_p, _i64, ctypes.c_char_p, _c_uint64_p, _c_char_pp],
+        _i32,
+    ),
+    "cg_job_wait": ([_u64, _i64, ctypes.POINTER(_i32), _c_char_pp], _i32),
+    "cg_job_cancel": ([_u64], _i32),
+    "cg_job_read": ([_u64, _i64, ctypes.c_void_p, _i64, _c_char_pp], _i32),
+    "cg_job_stats": ([_u64, _c_char_pp, _c_char_pp], _i32),
+    "cg_job_events": ([_u64, _c_char_pp, _c_char_pp], _i32),
+    "cg_job_release": ([_u64], _i32),
+    "cg_plan": ([_c_uint64_p, _i64, ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
+    "cg_arrays_to_json": ([_c_uint64_p, _i64, _c_char_pp, _c_char_pp], _i32),
+    "cg_arrays_from_json": ([ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
+    "cg_set_max_procs": ([_i32, ctypes.POINTER(_i32)], _i32),
+    "cg_set_memory_limit": ([_i64, ctypes.POINTER(_i64)], _i32),
+    "cg_set_gc_percent": ([_i32, ctypes.POINTER(_i32)], _i32),
+    "cg_free_os_memory": ([], _i32),
+    "cg_shutdown": ([], _i32),
+    "cg_debug_panic": ([_c_char_pp], _i32),
+    # Python functions as chunk kernels (docs/capi.md "Python functions")
+    "cg_set_python_callback": ([ctypes.c_void_p], _i32),
+    "cg_python_stats": ([ctypes.POINTER(_i64), ctypes.POINTER(_i64)], _i32),
+    "cg_python_op": (
+        [ctypes.c_char_p, ctypes.c_void_p, _i64, _c_uint64_p, _i64, _c_char_pp, _c_char_pp],
+        _i32,
+    ),
+}
+
+
+class LibraryError(RuntimeError):
+    """A status code outside the table of docs/capi.md."""
+
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_lib_path: str | None = None
+_pid: int | None = None
+_forked = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    if _lib is not None:
+        _forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _default_path() -> Path:
+    # The library sits at the package's root (cubego/libcubego.so), above this module.
+    return Path(__file__).resolve().parent.parent / LIBRARY_NAME
+
+
+def _warn_if_stale(path: Path) -> None:
+    """In an editable install, warn once if Go sources are newer than the library."""
+    repo = path.parent.parent.parent
+    if not ((repo / "go.mod").is_file() and (repo / "capi").is_dir()):
+        return
+    try:
+        built = path.stat().st_mtime
+    except OSError:
+        return
+    for dirpath, dirnames, filenames in os.walk(repo):
+        # the directories the go command ignores, and Python's
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not d.startswith((".", "_")) and d not in ("testdata", "node_modules", "python")
+        ]
+        for filename in filenames:
+            is_go = filename.endswith(".go") and not filename.endswith("_test.go")
+            if is_go or filename in ("go.mod", "go.sum"):
+                source = os.path.join(dirpath, filename)
+                try:
+                    newer = os.stat(source).st_mtime > built
+                except OSError:
+                    continue
+                if newer:
+                    warnings.warn(
+                        f"cubego: {path} is older than {source}; run `make lib` to rebuild the "
+                        "Go library (this process uses the old build)",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
+                    return
+
+
+def _check_process() -> None:
+    if _forked or (_pid is not None and os.getpid() != _pid):
+        raise RuntimeError(FORK_MESSAGE)
+
+
+def library() -> ctypes.CDLL:
+    """The loaded library, loading it on first use."""
+    global _lib, _lib_path, _pid
+    if _lib is not None:
+        _check_process()
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        override = os.environ.get(ENV_VAR)
+        path = Path(override) if override else _default_path()
+        if not path.is_file():
+            if override:
+                raise OSError(f"cubego: ${ENV_VAR} is set to {override!r}, which is not a file")
+            raise OSError(
+                f"cubego: the Go library {path} is missing; build it with `make lib` "
+                f"(or reinstall with `pip install .`), or point ${ENV_VAR} at a build"
+            )
+        lib = ctypes.CDLL(str(path))
+        for name, (argtypes, restype) in _SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.argtypes = argtypes
+            fn.restype = restype
+        if not override:
+            _warn_if_stale(path)
+        lib.cg_set_python_callback(pyfunc.pointer())
+        _pid = os.getpid()
+        _lib_path = str(path)
+        _lib = lib
+        # At exit (last registered runs first): remove this process's intermediates,
+        # then stop the library from calling into a finalising interpreter.
+        atexit.register(set_python_callback, None)
+        atexit.register(shutdown)
+        return lib
+
+
+def loaded_path() -> str | None:
+    """Path of the loaded library, or None if it has not been loaded yet."""
+    return _lib_path
+
+
+# ----------------------------------------------------------------------------- plumbing
+
+
+def _take_string(ptr: ctypes.c_void_p) -> str:
+    """Decode a library-allocated C string and free it."""
+    if not ptr.value:
+        return ""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", errors="replace")
+    finally:
+        _lib.cg_free(ptr)
+
+
+def _exception(status: int, err: ctypes.c_void_p | None, what: str) -> BaseException:
+    """The exception for a non-zero status, freeing the error message."""
+    message = _take_string(err) if err is not None else ""
+    if "[cubego-python-error " in message:
+        # A Python function raised inside a task: its own exception object.
+        original = pyfunc.pop_exception(message)
+        if original is not None:
+            return original
+    exc_type = _EXCEPTIONS.get(status)
+    if exc_type is None:
+        return LibraryError(f"cubego: {what} returned unknown status {status}: {message}")
+    if not message:
+        message = f"cubego: {what} failed (status {status})"
+    return exc_type(message)
+
+
+def _raise(status: int, err: ctypes.c_void_p | None, what: str) -> None:
+    raise _exception(status, err, what)
+
+
+def _handles(handles: list[int]) -> tuple[Any, int]:
+    n = len(handles)
+    array = (ctypes.c_uint64 * max(n, 1))(*handles)
+    return array, n
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def encode_float(value: float) -> float | str:
+    """A float as JSON: NaN and infinities become the strings of docs/capi.md."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def encode_scalar(value: Any) -> dict:
+    """``{"scalar": V, "kind": K}`` for a Python or numpy scalar (docs/capi.md)."""
+    if isinstance(value, (bool, np.bool_)):
+        return {"scalar": bool(value), "kind": "bool"}
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return {"scalar": int(value), "kind": "int"}
+    if isinstance(value, (numbers.Real, np.floating)):
+        return {"scalar": encode_float(float(value)), "kind": "float"}
+    if isinstance(value, (numbers.Complex, np.complexfloating)):
+        c = complex(value)
+        return {"scalar": [encode_float(c.real), encode_float(c.imag)], "kind": "complex"}
+    raise TypeError(
+        f"cubego: expected a bool, int, float or complex scalar, got {type(value).__name__}"
+    )
+
+
+# ----------------------------------------------------------------------------- arrays
+
+
+def version() -> dict:
+    """``cg_version``: the library and Go versions."""
+    lib = library()
+    out = ctypes.c_void_p()
+    status = lib.cg_version(ctypes.byref(out))
+    if status != CG_OK:
+        _raise(status, None, "cg_version")
+    return json.loads(_take_string(out))
+
+
+def op(name: str, args: dict, inputs: list[int]) -> list[dict]:
+    """``cg_op``: build array operation *name*; returns the result arrays' infos."""
+    lib = library()
+    handles, n = _handles(inputs)
+    result, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_op(
+        name.encode("utf-8"), _dumps(args), handles, n, ctypes.byref(result), ctypes.byref(err)
+    )
+    if status != CG_OK:
+        _take_string(result)
+        _raise(status, err, f"cg_op({name!r})")
+    return json.loads(_take_string(result))["arrays"]
+
+
+def from_buffer(args: dict, data: np.ndarray) -> list[dict]:
+    """``cg_from_buffer``: copy a C-contiguous little-endian numpy array into a new array."""
+    if not data.flags.c_contiguous:
+        raise ValueError("cubego: from_buffer needs a C-contiguous array")
+    lib = library()
+    result, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_from_buffer(
+        _dumps(args),
+        ctypes.c_void_p(data.ctypes.data),
+        data.nbytes,
+        ctypes.byref(result),
+        ctypes.byref(err),
+    )
+    if status != CG_OK:
+        _take_string(result)
+        _raise(status, err, "cg_from_buffer")
+    return json.loads(_take_string(result))["arrays"]
+
+
+def array_release(handle: int) -> None:
+    """``cg_array_release``; used by ``weakref.finalize``, so it never raises."""
+    if _lib is None or _forked or os.getpid() != _pid:
+        return
+    _lib.cg_array_release(handle)
+
+
+# ----------------------------------------------------------------------------- computation
+
+
+class Job:
+    """A running or finished computation (``cg_compute_start``)."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+        self._released = False
+        self._finished = False
+
+    def wait(self, timeout_ms: int = 100, on_cycle: Callable[[], None] | None = None) -> None:
+        """Wait until the job finishes, raising its error.
+
+        Waits in slices of *timeout_ms* so that Ctrl-C lands between them, calling
+        *on_cycle* (if given) after every slice, including the last one before the job's
+        error is raised (this is where events are polled and callbacks run, on the
+        calling thread). On ``KeyboardInterrupt``, or an exception from *on_cycle*, a
+        running job is cancelled and waited for until it stops, and the exception
+        re-raised.
+        """
+        try:
+            while True:
+                done, error = self._wait_once(timeout_ms)
+                if on_cycle is not None:
+                    on_cycle()
+                if error is not None:
+                    raise error
+                if done:
+                    return
+        except BaseException:
+            if not self._finished:
+                self.cancel()
+                self._wait_stopped(timeout_ms)
+            raise
+
+    def _wait_once(self, timeout_ms: int) -> tuple[bool, BaseException | None]:
+        """One ``cg_job_wait``: whether the job has finished, and its error if it failed."""
+        lib = library()
+        done, err = ctypes.c_int32(0), ctypes.c_void_p()
+        status = lib.cg_job_wait(self.handle, timeout_ms, ctypes.byref(done), ctypes.byref(err))
+        if done.value:
+            self._finished = True
+        if status != CG_OK:
+            return True, _exception(status, err, "compute")
+        _take_string(err)
+        return bool(done.value), None
+
+    def _wait_stopped(self, timeout_ms: int) -> None:
+        """After a cancel: wait until the job has stopped, ignoring its (cancelled) status.
+
+        A second Ctrl-C abandons the wait.
+        """
+        lib = library()
+        while True:
+            done, err = ctypes.c_int32(0), ctypes.c_void_p()
+            lib.cg_job_wait(self.handle, timeout_ms, ctypes.byref(done), ctypes.byref(err))
+            _take_string(err)
+            if done.value:
+                return
+
+    def cancel(self) -> None:
+        library().cg_job_cancel(self.handle)
+
+    def read(self, index: int, out: np.ndarray) -> np.ndarray:
+        """``cg_job_read``: copy the *index*-th requested array into *out* (C order)."""
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("cubego: job read needs a writeable C-contiguous buffer")
+        lib = library()
+        err = ctypes.c_void_p()
+        status = lib.cg_job_read(
+            self.handle, index, ctypes.c_void_p(out.ctypes.data), out.nbytes, ctypes.byref(err)
+        )
+        if status != CG_OK:
+            _raise(status, err, "cg_job_read")
+        return out
+
+    def stats(self) -> dict:
+        """``cg_job_stats``: projected and measured memory, ops and tasks."""
+        lib = library()
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_job_stats(self.handle, ctypes.byref(out), ctypes.byref(err))
+        if status != CG_OK:
+            _take_string(out)
+            _raise(status, err, "cg_job_stats")
+        return json.loads(_take_string(out))
+
+    def events(self) -> list[dict]:
+        """``cg_job_events``: the events since the previous call, oldest first (docs/capi.md)."""
+        lib = library()
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_job_events(self.handle, ctypes.byref(out), ctypes.byref(err))
+        if status != CG_OK:
+            _take_string(out)
+            _raise(status, err, "cg_job_events")
+        return json.loads(_take_string(out))
+
+    def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        if _lib is None or _forked or os.getpid() != _pid:
+            return
+        _lib.cg_job_release(self.handle)
+
+    def __enter__(self) -> Job:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def compute(handles: list[int], options: dict) -> Job:
+    """``cg_compute_start``: validate the plan of *handles* and start it in the background."""
+    lib = library()
+    array, n = _handles(handles)
+    job, err = ctypes.c_uint64(0), ctypes.c_void_p()
+    status = lib.cg_compute_start(array, n, _dumps(options), ctypes.byref(job), ctypes.byref(err))
+    if status != CG_OK:
+        _raise(status, err, "compute")
+    return Job(job.value)
+
+
+def plan_info(handles: list[int], options: dict) -> dict:
+    """``cg_plan``: the plan's ops, tasks and projected memory, without running it."""
+    lib = library()
+    array, n = _handles(handles)
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_plan(array, n, _dumps(options), ctypes.byref(out), ctypes.byref(err))
+    if status != CG_OK:
+        _take_string(out)
+        _raise(status, err, "plan")
+    return json.loads(_take_string(out))
+
+
+def python_op(args: dict, payload: bytes, inputs: list[int]) -> list[dict]:
+    """``cg_python_op``: an array whose blocks a Python function computes (docs/capi.md)."""
+    lib = library()
+    handles, n = _handles(inputs)
+    result, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_python_op(
+        _dumps(args),
+        payload,
+        len(payload),
+        handles,
+        n,
+        ctypes.byref(result),
+        ctypes.byref(err),
+    )
+    if status != CG_OK:
+        _take_string(result)
+        _raise(status, err, "cg_python_op")
+    return json.loads(_take_string(result))["arrays"]
+
+
+def set_python_callback(pointer: int | None) -> None:
+    """``cg_set_python_callback``: the function the library calls for Python tasks (or None)."""
+    if _lib is None or _forked or os.getpid() != _pid:
+        return
+    _lib.cg_set_python_callback(pointer)
+
+
+def python_stats() -> tuple[int, int]:
+    """``cg_python_stats``: calls into Python functions so far, and their total nanoseconds."""
+    calls, nanos = ctypes.c_int64(0), ctypes.c_int64(0)
+    library().cg_python_stats(ctypes.byref(calls), ctypes.byref(nanos))
+    return calls.value, nanos.value
+
+
+def arrays_to_json(handles: list[int]) -> str:
+    """``cg_arrays_to_json``: the versioned JSON graph that computes these arrays."""
+    lib = library()
+    array, n = _handles(handles)
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_arrays_to_json(array, n, ctypes.byref(out), ctypes.byref(err))
+    if status != CG_OK:
+        _take_string(out)
+        _raise(status, err, "arrays_to_json")
+    return _take_string(out)
+
+
+def arrays_from_json(graph: str) -> list[dict]:
+    """``cg_arrays_from_json``: new arrays from a graph written by :func:`arrays_to_json`."""
+    lib = library()
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_arrays_from_json(graph.encode(), ctypes.byref(out), ctypes.byref(err))
+    if status != CG_OK:
+        _take_string(out)
+        _raise(status, err, "arrays_from_json")
+    return json.loads(_take_string(out))["arrays"]
+
+
+# ----------------------------------------------------------------------------- runtime knobs
+
+
+def set_max_procs(n: int) -> int:
+    """Set the Go runtime's GOMAXPROCS (``n <= 0`` restores the default).
+
+    Returns the previous value.
+    """
+    previous = ctypes.c_int32(0)
+    library().cg_set_max_procs(int(n), ctypes.byref(previous))
+    return previous.value
+
+
+def set_memory_limit(nbytes: int) -> int:
+    """Set the Go runtime's soft memory limit (``< 0`` only queries); returns the previous limit."""
+    previous = ctypes.c_int64(0)
+    library().cg_set_memory_limit(int(nbytes), ctypes.byref(previous))
+    return previous.value
+
+
+def set_gc_percent(percent: int) -> int:
+    """Set the Go garbage collector's GOGC percentage; returns the previous value."""
+    previous = ctypes.c_int32(0)
+    library().cg_set_gc_percent(int(percent), ctypes.byref(previous))
+    return previous.value
+
+
+def free_os_memory() -> None:
+    """Force a garbage collection and return as much memory to the OS as possible."""
+    library().cg_free_os_memory()
+
+
+def shutdown() -> None:
+    """Remove this process's intermediates (registered with ``atexit`` at load)."""
+    if _lib is None or _forked or os.getpid() != _pid:
+        return
+    _lib.cg_shutdown()
+
+
+def debug_panic() -> None:
+    """Make the library panic inside Go; the panic must come back as RuntimeError."""
+    lib = library()
+    err = ctypes.c_void_p()
+    status = lib.cg_debug_panic(ctypes.byref(err))
+    if status != CG_OK:
+        _raise(status, err, "cg_debug_panic")
+    _take_string(err)

@@ -1,0 +1,620 @@
+"""``Array``: a lazy chunked array whose plan and data live in the Go library.
+
+This module is the top of the core: operators and methods call the core's own
+op entry points (:func:`apply`, :func:`elemwise`, :func:`round_decimals`) and
+:mod:`cubego.core.compute` / :mod:`cubego.core.plan`, so nothing here imports
+from a higher layer. Indexing with integer arrays or masks is written with the
+Array API functions, above the core: :mod:`cubego.array_api.indexing_functions`
+installs it with :func:`install_indexing` when cubego is imported.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import sys
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from cubego.binding import libcubego
+from cubego.core import dtypes as _dtypes
+from cubego.core.compute import compute
+from cubego.core.plan import FinalizedPlan, plan, visualize
+from cubego.core.spec import Spec, common, parse_size
+
+__all__ = [
+    "Array",
+    "apply",
+    "elemwise",
+    "encode_chunks",
+    "encode_shape",
+    "install_indexing",
+    "is_scalar",
+    "round_decimals",
+    "select",
+]
+
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+
+class Array:
+    """A chunked N-dimensional array, computed on demand within bounded memory.
+
+    Arrays are made by cubego functions (``asarray``, ``zeros``, ``random.random``,
+    arithmetic, ...), never directly. They are lazy: nothing runs until
+    ``compute()``, ``numpy.asarray(x)`` or a conversion such as ``float(x)``.
+    Their data is immutable; in-place operators (``x += 1``) and ``x[key] = v``
+    rebind the ``Array`` object to a new lazy expression, leaving arrays computed
+    from the old value unchanged.
+    """
+
+    __slots__ = (
+        "_handle",
+        "_name",
+        "_shape",
+        "_dtype",
+        "_chunks",
+        "_spec",
+        "_finalizer",
+        "__weakref__",
+    )
+
+    # numpy defers to Array: ``ndarray + x`` reaches Array's reflected method (which
+    # refuses ndarrays) and ufuncs raise TypeError, instead of silently computing x
+    # through __array__. numpy scalars combine with Arrays through the same methods.
+    __array_ufunc__ = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Array:
+        raise TypeError(
+            "cubego.Array cannot be constructed directly; use cubego.asarray, "
+            "cubego.from_array, cubego.zeros, ... to create arrays"
+        )
+
+    @classmethod
+    def _new(cls, info: dict, spec: Spec) -> Array:
+        """An Array for one ``info`` of a library result (docs/capi.md "Array results")."""
+        self = object.__new__(cls)
+        handle = int(info["handle"])
+        self._handle = handle
+        self._name = info["name"]
+        self._shape = tuple(int(n) for n in info["shape"])
+        self._dtype = _dtypes.from_name(info["dtype"])
+        self._chunks = tuple(tuple(int(c) for c in axis) for axis in info["chunks"])
+        self._spec = spec
+        self._finalizer = weakref.finalize(self, libcubego.array_release, handle)
+        return self
+
+    # ------------------------------------------------------------------ attributes
+
+    @property
+    def name(self) -> str:
+        """The array's name in the plan, e.g. ``array-003``."""
+        return self._name
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def chunks(self) -> tuple[tuple[int, ...], ...]:
+        """Block sizes along each axis, e.g. ``((2, 2, 1), (3,))``."""
+        return self._chunks
+
+    @property
+    def chunksize(self) -> tuple[int, ...]:
+        """The largest block size along each axis."""
+        return tuple(max(axis) if axis else 0 for axis in self._chunks)
+
+    @property
+    def numblocks(self) -> tuple[int, ...]:
+        return tuple(len(axis) for axis in self._chunks)
+
+    @property
+    def npartitions(self) -> int:
+        return math.prod(self.numblocks)
+
+    @property
+    def nchunks(self) -> int:
+        return self.npartitions
+
+    @property
+    def spec(self) -> Spec:
+        return self._spec
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def T(self) -> Array:
+        """The transpose of a 2-D array."""
+        if self.ndim != 2:
+            raise ValueError(f"x.T requires a 2-dimensional array, got {self.ndim} dimensions")
+        return permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> Array:
+        """The transpose of the last two axes (a stack of matrices)."""
+        if self.ndim < 2:
+            raise ValueError(f"x.mT requires at least 2 dimensions, got {self.ndim}")
+        axes = list(range(self.ndim))
+        axes[-1], axes[-2] = axes[-2], axes[-1]
+        return permute_dims(self, tuple(axes))
+
+    # ------------------------------------------------------------------ computing
+
+    def compute(self, executor: Any = None, **kwargs: Any) -> np.ndarray:
+        """Compute the array and return it as a numpy array.
+
+        Keyword arguments are those of :func:`cubego.compute`.
+        """
+        return compute(self, executor=executor, **kwargs)[0]
+
+    def plan(self, optimize_graph: bool = True) -> FinalizedPlan:
+        """The finalised plan that computing this array would run (see :func:`cubego.plan`)."""
+        return plan(self, optimize_graph=optimize_graph)
+
+    def visualize(self, filename: str = "cubego", format: str | None = None, **kwargs: Any) -> Any:
+        """Write this array's plan as a graph (see :func:`cubego.visualize`)."""
+        return visualize(self, filename=filename, format=format, **kwargs)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        result = self.compute()
+        if dtype is not None and np.dtype(dtype) != result.dtype:
+            result = result.astype(dtype)
+        return result
+
+    def _scalar(self, kind: str) -> Any:
+        if self.ndim != 0:
+            raise TypeError(
+                f"only 0-dimensional arrays can be converted to Python scalars ({kind}); "
+                f"this array has shape {self._shape}"
+            )
+        return self.compute()
+
+    def __bool__(self) -> bool:
+        if self.ndim != 0:
+            raise ValueError(
+                f"the truth value of an array with shape {self._shape} is ambiguous; "
+                "only 0-dimensional arrays convert to bool"
+            )
+        return bool(self.compute())
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, not {self._dtype}")
+        return operator.index(self._scalar("index")[()])
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-dimensional array")
+        return self._shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-dimensional array")
+        return (self[i] for i in range(self._shape[0]))
+
+    # ------------------------------------------------------------------ presentation
+
+    def __repr__(self) -> str:
+        return (
+            f"cubego.Array<{self._name}, shape={self._shape}, dtype={self._dtype}, "
+            f"chunks={self._chunks}>"
+        )
+
+    def round(self, decimals: int = 0) -> Array:
+        """*x* rounded half to even to *decimals* places (numpy's ``ndarray.round``)."""
+        return round_decimals(self, decimals)
+
+    def _repr_inline_(self, max_width: int) -> str:
+        """xarray's one-line summary of a lazy variable: ``cubego.Array<chunksize=(...)>``."""
+        text = f"cubego.Array<chunksize={self.chunksize}>"
+        return text if len(text) <= max_width else text[: max(max_width - 3, 0)] + "..."
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self) -> Any:
+        # Pickles the graph that computes the array (not its values): the
+        # unpickled array computes the same values in any process.
+        return (_restore_array, (libcubego.arrays_to_json([self._handle]), self.spec))
+
+    def __copy__(self) -> Array:
+        """A new Array object for the same (immutable) data: no data is copied.
+
+        In-place updates of either object leave the other unchanged.
+        """
+        return apply("permute_dims", {"axes": list(range(self.ndim))}, [self])
+
+    def __deepcopy__(self, memo: dict) -> Array:
+        return self.__copy__()
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(
+                f"unsupported Array API version {api_version!r}; cubego supports "
+                f"{', '.join(_API_VERSIONS)}"
+            )
+        # The namespace is the package itself, which Python initialised before any
+        # of its modules (so before any Array existed): a lookup, not an import.
+        return sys.modules["cubego"]
+
+    # ------------------------------------------------------------------ operations
+
+    def __getitem__(self, key: Any) -> Array:
+        if _has_array(key):
+            return _indexing["getitem_arrays"](self, key)
+        return apply("getitem", {"key": _encode_key(key)}, [self])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Rebind this array to a lazy expression equal to it with ``self[key] = value``.
+
+        Nothing is computed: the array's plan becomes "the old array where the
+        key does not select, *value* where it does". Keys are basic indices
+        (integers, slices with any step, ``...``) or a boolean mask with a
+        scalar or 0-d value.
+        """
+        self._rebind(_indexing["setitem"](self, key, value))
+
+    def _rebind(self, new: Array) -> None:
+        """Make this Array object stand for *new* (in-place operators, ``__setitem__``).
+
+        The library array *new* names gets a handle of its own, owned by
+        ``self``; arrays computed from the old value keep it.
+        """
+        if new.shape != self._shape:
+            raise ValueError(
+                f"in-place operation would change the shape of the array from {self._shape} "
+                f"to {new.shape}"
+            )
+        if new.dtype != self._dtype:
+            raise TypeError(
+                f"in-place operation would change the dtype of the array from {self._dtype} "
+                f"to {new.dtype}"
+            )
+        fresh = apply("permute_dims", {"axes": list(range(self.ndim))}, [new])
+        fresh._finalizer.detach()
+        self._finalizer()
+        self._handle = fresh._handle
+        self._name = fresh._name
+        self._chunks = fresh._chunks
+        self._spec = fresh._spec
+        self._finalizer = weakref.finalize(self, libcubego.array_release, fresh._handle)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """The array on *device*; cubego arrays live on ``"cpu"`` only."""
+        if device != "cpu":
+            raise ValueError(f"unsupported device {device!r}; cubego arrays live on 'cpu'")
+        return self
+
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Compute the array and export it through numpy's DLPack capsule."""
+        if stream is not None:
+            raise BufferError("cubego arrays live on the CPU; DLPack streams are not supported")
+        kwargs: dict[str, Any] = {}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self.compute().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
+    def astype(self, dtype: Any, /, *, copy: bool = True) -> Array:
+        dtype = _dtypes.normalize(dtype)
+        if dtype == self._dtype and not copy:
+            return self
+        return apply("astype", {"dtype": dtype.name}, [self])
+
+    def rechunk(self, chunks: Any, *, min_mem: int | str | None = None) -> Array:
+        """The same data with new chunks (see :func:`cubego.rechunk`).
+
+        As in dask, an axis missing from a dict, or given as None in a tuple,
+        keeps its current chunks. *min_mem* is the smallest intermediate chunk
+        (bytes or a size string) a multi-stage rechunk accepts before it adds
+        stages (default 256 KiB with a local work_dir, 8 MiB on object stores;
+        Cubed's and Rechunker's ``min_mem``).
+        """
+        if isinstance(chunks, dict):
+            chunks = [
+                chunks.get(axis, chunks.get(axis - self.ndim, self._chunks[axis]))
+                for axis in range(self.ndim)
+            ]
+        if isinstance(chunks, (tuple, list)) and len(chunks) == self.ndim:
+            chunks = [self._chunks[axis] if c is None else c for axis, c in enumerate(chunks)]
+        args: dict[str, Any] = {"chunks": encode_chunks(chunks)}
+        if min_mem is not None:
+            args["min_mem"] = parse_size(min_mem, "min_mem")
+        return apply("rechunk", args, [self])
+
+    def __matmul__(self, other: Any) -> Array:
+        if not isinstance(other, Array):
+            return NotImplemented
+        return apply("matmul", {}, [self, other])
+
+    def __rmatmul__(self, other: Any) -> Array:
+        if not isinstance(other, Array):
+            return NotImplemented
+        return apply("matmul", {}, [other, self])
+
+    def __imatmul__(self, other: Any) -> Array:
+        if not isinstance(other, Array):
+            return NotImplemented
+        self._rebind(apply("matmul", {}, [self, other]))
+        return self
+
+    def __neg__(self) -> Array:
+        return elemwise("negative", self)
+
+    def __pos__(self) -> Array:
+        return elemwise("positive", self)
+
+    def __abs__(self) -> Array:
+        return elemwise("abs", self)
+
+    def __invert__(self) -> Array:
+        return elemwise("bitwise_invert", self)
+
+
+def _operator(func: str, form: str) -> Any:
+    """An operator method of Array for elementwise *func*: *form* is "", "r" or "i"."""
+
+    def method(self: Array, other: Any) -> Array:
+        if not (isinstance(other, Array) or is_scalar(other)):
+            return NotImplemented
+        if form == "r":
+            return elemwise(func, other, self)
+        result = elemwise(func, self, other)
+        if form == "i":
+            self._rebind(result)
+            return self
+        return result
+
+    return method
+
+
+# Arithmetic and bitwise operators, each with its reflected and in-place form.
+_OPERATORS = {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "pow",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift",
+    "rshift": "bitwise_right_shift",
+}
+# Comparisons have no reflected form: Python swaps them (x < y is y > x).
+_COMPARISONS = {
+    "eq": "equal",
+    "ne": "not_equal",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+}
+for _name, _func in _OPERATORS.items():
+    for _form in ("", "r", "i"):
+        _method = _operator(_func, _form)
+        _method.__name__ = _method.__qualname__ = f"__{_form}{_name}__"
+        setattr(Array, _method.__name__, _method)
+for _name, _func in _COMPARISONS.items():
+    _method = _operator(_func, "")
+    _method.__name__ = _method.__qualname__ = f"__{_name}__"
+    setattr(Array, _method.__name__, _method)
+del _name, _func, _form, _method
+
+
+# ---------------------------------------------------------------------- building arrays
+
+
+def round_decimals(x: Array, decimals: int) -> Array:
+    """*x* rounded half to even to *decimals* places (numpy's ``around``).
+
+    ``decimals=0`` is the standard's ``round``. Otherwise floats are scaled by
+    ``10**decimals``, rounded and scaled back, as numpy does; integers are
+    unchanged for ``decimals >= 0`` and rounded to tens, hundreds, ... below.
+    """
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return elemwise("round", x)
+    if x.dtype.kind in "iub":
+        if decimals > 0 or x.dtype.kind == "b":
+            return x
+        scale = 10 ** (-decimals)
+        scaled = elemwise("divide", x.astype("float64"), scale)
+        return elemwise("multiply", elemwise("round", scaled), scale).astype(x.dtype)
+    scale = 10.0**decimals
+    return elemwise("divide", elemwise("round", elemwise("multiply", x, scale)), scale)
+
+
+#: Indexing with integer arrays and masks, and ``x[key] = value``: written with the
+#: Array API functions, so installed from above by :func:`install_indexing`.
+_indexing: dict[str, Any] = {}
+
+
+def install_indexing(getitem_arrays: Any, setitem: Any) -> None:
+    """Install the implementations of ``x[arrays]`` and ``x[key] = value``.
+
+    Called once, by :mod:`cubego.array_api.indexing_functions` at import: the core
+    stays below the Array API layer that these are written in.
+    """
+    _indexing.update(getitem_arrays=getitem_arrays, setitem=setitem)
+
+
+def is_scalar(x: Any) -> bool:
+    """Python and numpy scalars: operands combined with arrays as weak scalars."""
+    return isinstance(x, (bool, int, float, complex, np.bool_, np.number))
+
+
+def apply(name: str, args: dict, inputs: list[Array], spec: Spec | None = None) -> Array:
+    """Run library op *name* on *inputs*; the result inherits the first input's spec."""
+    if spec is None:
+        spec = common(x.spec for x in inputs)
+    infos = libcubego.op(name, args, [x._handle for x in inputs])
+    return Array._new(infos[0], spec)
+
+
+def _operands(func: str, operands: tuple[Any, ...]) -> tuple[list[Array], list[dict]]:
+    """The distinct arrays among *operands*, and every operand as ``{"input": i}`` or a scalar."""
+    inputs: list[Array] = []
+    encoded: list[dict] = []
+    for x in operands:
+        if isinstance(x, Array):
+            index = next((i for i, seen in enumerate(inputs) if seen is x), len(inputs))
+            if index == len(inputs):
+                inputs.append(x)
+            encoded.append({"input": index})
+        elif is_scalar(x):
+            encoded.append(libcubego.encode_scalar(x))
+        else:
+            raise TypeError(
+                f"{func}: expected cubego arrays or Python/numpy scalars, got {type(x).__name__}"
+            )
+    if not inputs:
+        raise TypeError(f"{func}: at least one operand must be a cubego Array")
+    return inputs, encoded
+
+
+def elemwise(func: str, *operands: Any) -> Array:
+    """The elementwise library function *func* over arrays and scalars."""
+    inputs, encoded = _operands(func, operands)
+    return apply("elemwise", {"func": func, "operands": encoded}, inputs)
+
+
+def select(condition: Array, x1: Any, x2: Any) -> Array:
+    """The library's ``where``: *x1* where *condition* is true, else *x2* (broadcast).
+
+    *condition* is an Array; *x1* and *x2* are arrays or scalars (not both scalars).
+    """
+    inputs, encoded = _operands("where", (condition, x1, x2))
+    if encoded[0] != {"input": 0}:
+        raise TypeError(f"where: condition must be a cubego Array, got {type(condition).__name__}")
+    return apply("where", {"operands": encoded[1:]}, inputs)
+
+
+def permute_dims(x: Array, axes: tuple[int, ...]) -> Array:
+    return apply("permute_dims", {"axes": [operator.index(a) for a in axes]}, [x])
+
+
+def encode_chunks(chunks: Any) -> Any:
+    """User chunks as JSON (docs/capi.md "Chunks"); normalisation is the library's."""
+    if chunks is None or isinstance(chunks, str):
+        return chunks
+    if isinstance(chunks, (bool, np.bool_)):
+        raise TypeError(f"invalid chunks {chunks!r}")
+    if isinstance(chunks, (list, tuple)):
+        return [encode_chunks(c) for c in chunks]
+    try:
+        return operator.index(chunks)
+    except TypeError:
+        raise TypeError(
+            f"invalid chunks {chunks!r}: expected an int, 'auto', a size string, None "
+            "or a tuple with one entry per axis"
+        ) from None
+
+
+def encode_shape(shape: Any) -> list[int]:
+    if isinstance(shape, (list, tuple)):
+        return [operator.index(n) for n in shape]
+    return [operator.index(shape)]
+
+
+def _slice_part(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"slice indices must be integers or None, got {type(value).__name__}"
+        ) from None
+
+
+def _has_array(key: Any) -> bool:
+    """Whether an index key holds an index array: a cubego Array, a numpy array or a list."""
+    kinds = (Array, np.ndarray, list)
+    if isinstance(key, tuple):
+        return any(isinstance(k, kinds) for k in key)
+    return isinstance(key, kinds)
+
+
+def _encode_key(key: Any) -> list[dict]:
+    if not isinstance(key, tuple):
+        key = (key,)
+    encoded: list[dict] = []
+    for k in key:
+        if k is Ellipsis:
+            encoded.append({"ellipsis": True})
+        elif k is None:
+            encoded.append({"newaxis": True})
+        elif isinstance(k, slice):
+            encoded.append(
+                {"slice": [_slice_part(k.start), _slice_part(k.stop), _slice_part(k.step)]}
+            )
+        elif isinstance(k, (bool, np.bool_)):
+            raise IndexError("boolean indices are not supported by cubego")
+        elif isinstance(k, Array):
+            raise IndexError("cubego arrays in an index are handled by cubego._indexing")
+        else:
+            try:
+                encoded.append({"int": operator.index(k)})
+            except TypeError:
+                raise IndexError(
+                    "only integers, slices (`:`), ellipsis (`...`) and None (`newaxis`) are "
+                    f"valid indices, got {type(k).__name__}"
+                ) from None
+    return encoded
+
+
+def _restore_array(graph: str, spec: Any) -> Array:
+    """Unpickle an array: rebuild its graph in this process's library."""
+    (info,) = libcubego.arrays_from_json(graph)
+    return Array._new(info, spec)

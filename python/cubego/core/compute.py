@@ -1,0 +1,250 @@
+"""``compute``: run the plan of one or more arrays and read the results.
+
+The engine runs a computation in the background; the calling thread waits for it
+in short slices (so Ctrl-C lands), and after each slice polls the engine's events
+and hands them to the callbacks (see :mod:`cubego.runtime.types`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cubego.binding import libcubego
+from cubego.core.config import config
+from cubego.core.plan import FinalizedPlan, fusion_options, handles
+from cubego.core.spec import common, parse_size
+from cubego.runtime.types import (
+    Callback,
+    ComputeEndEvent,
+    ComputeStartEvent,
+    OperationEndEvent,
+    OperationStartEvent,
+    TaskEndEvent,
+)
+
+if TYPE_CHECKING:
+    from cubego.core.array import Array
+
+__all__ = ["compute", "last_stats", "options", "run"]
+
+_last_stats: dict | None = None
+
+# Options of Cubed's other executors, accepted (with a warning) so that code
+# written for them runs.
+IGNORED_OPTIONS = ("use_processes", "max_tasks_per_child")
+
+
+def last_stats() -> dict | None:
+    """Statistics of the most recent computation in this process (``cg_job_stats``).
+
+    ``{"compute_id", "max_projected_mem", "allowed_mem", "num_ops", "num_tasks",
+    "peak_allocated", "peak_rss", "process_budget", "backups", "ops": [...]}`` as in
+    docs/capi.md, or None before the first computation. Exposed as
+    ``cubego._last_stats()``; callbacks give the same figures per task.
+    """
+    return _last_stats
+
+
+# ---------------------------------------------------------------------- the plan
+
+
+# ---------------------------------------------------------------------- running
+
+
+def _executor_name(executor: Any) -> str | None:
+    if executor is None or isinstance(executor, str):
+        return executor
+    name = getattr(executor, "name", None)
+    if not isinstance(name, str):
+        raise TypeError(
+            f"executor must be an executor name ('threads', 'single-threaded') or an "
+            f"object with a name, got {executor!r}"
+        )
+    return name
+
+
+def options(arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> dict:
+    """The ``options_json`` of ``cg_compute_start``.
+
+    The executor is, in order: the *executor* argument, the configuration's
+    ``executor_name``, ``spec.executor``, ``spec.executor_name``; its options are
+    ``spec.executor_options`` updated by an executor object's ``options``, then by
+    the keyword arguments of ``compute`` (e.g.
+    ``max_workers``, ``retries``, ``use_backups``). Options of Cubed's other
+    executors (``use_processes``, ``max_tasks_per_child``) are dropped with a
+    warning; the library rejects any other unknown option with ``ValueError``.
+    """
+    spec = common(x.spec for x in arrays)
+    opts: dict[str, Any] = {}
+    candidates = (executor, config.get("executor_name", None), spec.executor)
+    chosen = next((e for e in candidates if e is not None), spec.executor_name)
+    name = _executor_name(chosen)
+    if name is not None:
+        opts["executor"] = name
+    opts.update(spec.executor_options)
+    if isinstance(getattr(chosen, "options", None), dict):
+        opts.update(chosen.options)  # a DagExecutor's own options
+    opts.update(kwargs)
+    opts = fusion_options(opts)
+    for key in IGNORED_OPTIONS:
+        if key in opts:
+            del opts[key]
+            warnings.warn(
+                f"cubego: executor option {key!r} does not apply to cubego's in-process "
+                "executors and is ignored",
+                UserWarning,
+                stacklevel=4,
+            )
+    if opts.get("intermediate_mem") is not None:
+        opts["intermediate_mem"] = parse_size(opts["intermediate_mem"], "intermediate_mem")
+    opts["optimize_graph"] = bool(optimize_graph)
+    return opts
+
+
+_HOOKS = ("on_compute_start", "on_compute_end", "on_operation_start", "on_operation_end")
+
+
+def _callbacks(callbacks: Iterable[Any] | None) -> list[Any]:
+    """The callbacks of a computation: those given, then those registered with ``with``."""
+    out: list[Any] = []
+    for cb in list(callbacks or []) + list(Callback.active):
+        if not any(callable(getattr(cb, hook, None)) for hook in (*_HOOKS, "on_task_end")):
+            raise TypeError(
+                f"callbacks must be cubego.Callback instances (or have its on_... methods), "
+                f"got {cb!r}"
+            )
+        if not any(cb is seen for seen in out):
+            out.append(cb)
+    return out
+
+
+def _tuple(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(value)
+
+
+class _Dispatcher:
+    """Turns polled engine events (docs/capi.md) into callback calls, in order."""
+
+    def __init__(self, job: libcubego.Job, callbacks: list[Any]):
+        self.job = job
+        self.callbacks = callbacks
+        self.compute_id = ""
+        self.plan: FinalizedPlan | None = None
+
+    def _call(self, hook: str, event: Any) -> None:
+        for cb in self.callbacks:
+            method = getattr(cb, hook, None)
+            if method is not None:
+                method(event)
+
+    def __call__(self) -> None:
+        for ev in self.job.events():
+            kind = ev["type"]
+            if kind == "compute_start":
+                self.compute_id = ev["compute_id"]
+                self.plan = FinalizedPlan(ev["plan"])
+                self.plan.max_workers = ev.get("max_workers")
+                self.plan.process_budget = ev.get("process_budget")
+                self._call(
+                    "on_compute_start",
+                    ComputeStartEvent(self.compute_id, self.plan, ev.get("time")),
+                )
+            elif kind == "operation_start":
+                self._call(
+                    "on_operation_start",
+                    OperationStartEvent(ev["name"], ev.get("func"), ev.get("num_tasks")),
+                )
+            elif kind == "task_end":
+                dropped = bool(ev.get("dropped", False))
+                self._call(
+                    "on_task_end",
+                    TaskEndEvent(
+                        name=ev["name"],
+                        num_tasks=int(ev.get("num_tasks", 1)),
+                        task_create_tstamp=ev.get("task_create_tstamp"),
+                        function_start_tstamp=ev.get("function_start_tstamp"),
+                        function_end_tstamp=ev.get("function_end_tstamp"),
+                        task_result_tstamp=ev.get("task_result_tstamp"),
+                        peak_measured_mem_start=ev.get("peak_measured_mem_start"),
+                        peak_measured_mem_end=ev.get("peak_measured_mem_end"),
+                        projected_mem=ev.get("projected_mem"),
+                        peak_allocated=None if dropped else ev.get("peak_allocated", 0),
+                        func=ev.get("func"),
+                        block=None if dropped else _tuple(ev.get("block", [])),
+                        attempts=ev.get("attempts"),
+                        backup=bool(ev.get("backup", False)),
+                        dropped=dropped,
+                    ),
+                )
+            elif kind == "operation_end":
+                self._call("on_operation_end", OperationEndEvent(ev["name"], ev.get("func")))
+            elif kind == "compute_end":
+                assert self.plan is not None
+                self._call(
+                    "on_compute_end", ComputeEndEvent(self.compute_id, self.plan, ev.get("time"))
+                )
+
+
+def run(
+    arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwargs: dict
+) -> libcubego.Job:
+    """Start and wait for the computation of *arrays*; the caller releases the job.
+
+    ``kwargs`` are the executor options of ``compute``, and may hold ``callbacks``.
+    """
+    global _last_stats
+    kwargs = dict(kwargs)
+    callbacks = _callbacks(kwargs.pop("callbacks", None))
+    job = libcubego.compute(
+        handles(arrays, "compute"), options(arrays, executor, optimize_graph, kwargs)
+    )
+    try:
+        job.wait(on_cycle=_Dispatcher(job, callbacks) if callbacks else None)
+        _last_stats = job.stats()
+    except BaseException:
+        job.release()
+        raise
+    return job
+
+
+def compute(
+    *arrays: Array,
+    executor: Any = None,
+    callbacks: Iterable[Any] | None = None,
+    optimize_graph: bool = True,
+    **kwargs: Any,
+) -> tuple[np.ndarray, ...]:
+    """Compute several arrays in one plan and return them as numpy arrays.
+
+    Parameters
+    ----------
+    *arrays : Array
+    executor : str or executor, optional
+        ``"threads"`` (default) or ``"single-threaded"``; default: the configuration's
+        ``executor_name``, then the arrays' spec.
+    callbacks : list of Callback, optional
+        Receive the computation's events (see :mod:`cubego.callbacks`), in addition to
+        callbacks registered with ``with callback:``.
+    optimize_graph : bool, default True
+        Fuse blockwise operations before running.
+    **kwargs
+        Executor options, updating the spec's ``executor_options``: ``max_workers``,
+        ``retries``, ``batch_size``, ``use_backups``, ``compute_arrays_in_parallel``,
+        and the fusion bounds ``max_total_source_arrays`` (default 4) and
+        ``max_total_num_input_blocks`` (default 10; 0 for no bound) (see
+        docs/execution.md). Unknown options raise ``ValueError``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        One per array, in order.
+    """
+    handles(arrays, "compute")
+    if not arrays:
+        return ()
+    with run(arrays, executor, optimize_graph, dict(kwargs, callbacks=callbacks)) as job:
+        return tuple(job.read(i, np.empty(x.shape, dtype=x.dtype)) for i, x in enumerate(arrays))
