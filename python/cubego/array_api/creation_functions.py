@@ -8,6 +8,7 @@ output's chunks.
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 from typing import Any
@@ -19,26 +20,6 @@ from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array, apply, elemwise, encode_chunks, encode_shape
 from cubego.core.config import resolve
 from cubego.core.spec import Spec
-
-__all__ = [
-    "arange",
-    "asarray",
-    "empty",
-    "empty_like",
-    "eye",
-    "from_array",
-    "from_dlpack",
-    "full",
-    "full_like",
-    "linspace",
-    "meshgrid",
-    "ones",
-    "ones_like",
-    "tril",
-    "triu",
-    "zeros",
-    "zeros_like",
-]
 
 
 def _check_device(device: Any) -> None:
@@ -151,44 +132,31 @@ def full(
     return _create("full", args, spec)
 
 
-def zeros(
-    shape: Any,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    chunks: Any = "auto",
-    spec: Spec | None = None,
-) -> Array:
-    """An array of zeros (default dtype float64)."""
-    dtype = _dtype_or(dtype, _dtypes.float64)
-    return full(
-        shape,
-        False if dtype.kind == "b" else 0,
-        dtype=dtype,
-        device=device,
-        chunks=chunks,
-        spec=spec,
-    )
+#: Arrays of one value: name -> the value (``True``/``False`` for bool dtypes).
+CONSTANTS: dict[str, int] = {"zeros": 0, "ones": 1}
 
 
-def ones(
-    shape: Any,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    chunks: Any = "auto",
-    spec: Spec | None = None,
-) -> Array:
-    """An array of ones (default dtype float64)."""
-    dtype = _dtype_or(dtype, _dtypes.float64)
-    return full(
-        shape,
-        True if dtype.kind == "b" else 1,
-        dtype=dtype,
-        device=device,
-        chunks=chunks,
-        spec=spec,
-    )
+def _make_constant(name: str, value: int):
+    def constant(
+        shape: Any,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        chunks: Any = "auto",
+        spec: Spec | None = None,
+    ) -> Array:
+        dtype = _dtype_or(dtype, _dtypes.float64)
+        fill = builtins.bool(value) if dtype.kind == "b" else value
+        return full(shape, fill, dtype=dtype, device=device, chunks=chunks, spec=spec)
+
+    constant.__name__ = constant.__qualname__ = name
+    constant.__doc__ = f"An array of {name} (default dtype float64)."
+    return constant
+
+
+for _name, _value in CONSTANTS.items():
+    globals()[_name] = _make_constant(_name, _value)
+del _name, _value
 
 
 def empty(
@@ -216,43 +184,30 @@ def _like(x: Array, dtype: Any, chunks: Any, spec: Spec | None) -> tuple[np.dtyp
     )
 
 
-def empty_like(
-    x: Array,
-    /,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    chunks: Any = None,
-    spec: Spec | None = None,
-) -> Array:
-    dtype, chunks, spec = _like(x, dtype, chunks, spec)
-    return empty(x.shape, dtype=dtype, device=device, chunks=chunks, spec=spec)
+def _make_like(name: str, base: str):
+    def like(
+        x: Array,
+        /,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        chunks: Any = None,
+        spec: Spec | None = None,
+    ) -> Array:
+        dtype, chunks, spec = _like(x, dtype, chunks, spec)
+        return globals()[base](x.shape, dtype=dtype, device=device, chunks=chunks, spec=spec)
+
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"``{base}`` with the shape of *x*, and its dtype, chunks and spec unless given."
+    return like
 
 
-def zeros_like(
-    x: Array,
-    /,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    chunks: Any = None,
-    spec: Spec | None = None,
-) -> Array:
-    dtype, chunks, spec = _like(x, dtype, chunks, spec)
-    return zeros(x.shape, dtype=dtype, device=device, chunks=chunks, spec=spec)
+#: ``*_like`` functions: the creation function each calls with *x*'s shape.
+LIKES: dict[str, str] = {"empty_like": "empty", "zeros_like": "zeros", "ones_like": "ones"}
 
-
-def ones_like(
-    x: Array,
-    /,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    chunks: Any = None,
-    spec: Spec | None = None,
-) -> Array:
-    dtype, chunks, spec = _like(x, dtype, chunks, spec)
-    return ones(x.shape, dtype=dtype, device=device, chunks=chunks, spec=spec)
+for _name, _base in LIKES.items():
+    globals()[_name] = _make_like(_name, _base)
+del _name, _base
 
 
 def full_like(
@@ -452,3 +407,23 @@ def from_dlpack(
     except (AttributeError, TypeError) as e:
         raise TypeError(f"from_dlpack: {type(x).__name__} does not support DLPack: {e}") from None
     return _from_numpy(np.asarray(data), chunks, spec)
+
+
+__all__ = sorted(
+    [
+        "arange",
+        "asarray",
+        "empty",
+        "eye",
+        "from_array",
+        "from_dlpack",
+        "full",
+        "full_like",
+        "linspace",
+        "meshgrid",
+        "tril",
+        "triu",
+        *CONSTANTS,
+        *LIKES,
+    ]
+)

@@ -12,18 +12,6 @@ from typing import Any
 from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array, apply
 
-__all__ = [
-    "cumulative_prod",
-    "cumulative_sum",
-    "max",
-    "mean",
-    "min",
-    "prod",
-    "std",
-    "sum",
-    "var",
-]
-
 
 def _axis(axis: Any) -> list[int] | None:
     if axis is None:
@@ -54,69 +42,37 @@ def _reduce(func: str, x: Array, axis: Any, keepdims: bool, dtype: Any, split_ev
     return apply("reduce", args, [x])
 
 
-def sum(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
-) -> Array:
-    """Sum over *axis* (all axes by default); integer sums use the default integer dtype."""
-    return _reduce("sum", x, axis, keepdims, dtype, split_every)
+#: The Array API reductions: name -> docstring. Each is ``f(x, /, *, axis=None,
+#: dtype=None, keepdims=False, split_every=None)``, the library's ``reduce`` op.
+REDUCTIONS: dict[str, str] = {
+    "sum": "Sum over *axis* (all axes by default); integer sums use the default integer dtype.",
+    "prod": "Product over *axis* (all axes by default).",
+    "mean": "Arithmetic mean over *axis* of a floating-point array.",
+    "min": "Minimum over *axis*; an empty reduction is an error.",
+    "max": "Maximum over *axis*; an empty reduction is an error.",
+}
 
 
-def prod(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
-) -> Array:
-    """Product over *axis* (all axes by default)."""
-    return _reduce("prod", x, axis, keepdims, dtype, split_every)
+def _make_reduction(func: str, doc: str):
+    def reduction(
+        x: Array,
+        /,
+        *,
+        axis: Any = None,
+        dtype: Any = None,
+        keepdims: bool = False,
+        split_every: Any = None,
+    ) -> Array:
+        return _reduce(func, x, axis, keepdims, dtype, split_every)
+
+    reduction.__name__ = reduction.__qualname__ = func
+    reduction.__doc__ = doc
+    return reduction
 
 
-def mean(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
-) -> Array:
-    """Arithmetic mean over *axis* of a floating-point array."""
-    return _reduce("mean", x, axis, keepdims, dtype, split_every)
-
-
-def min(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
-) -> Array:
-    """Minimum over *axis*; an empty reduction is an error."""
-    return _reduce("min", x, axis, keepdims, dtype, split_every)
-
-
-def max(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
-) -> Array:
-    """Maximum over *axis*; an empty reduction is an error."""
-    return _reduce("max", x, axis, keepdims, dtype, split_every)
+for _name, _doc in REDUCTIONS.items():
+    globals()[_name] = _make_reduction(_name, _doc)
+del _name, _doc
 
 
 def _variance(
@@ -137,45 +93,41 @@ def _variance(
     return apply("var", args, [x])
 
 
-def var(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    correction: int | float = 0.0,
-    keepdims: bool = False,
-    split_every: Any = None,
-    ddof: int | float | None = None,
-) -> Array:
-    """Variance over *axis* with *correction* degrees of freedom removed.
-
-    One pass of (count, total, M2) records (the total about a shift, the block's
-    mean) merged with Chan et al.'s update, which keeps full precision for data far
-    from zero; complex data carries records of its real and imaginary parts. *ddof*
-    is numpy's name for *correction* (xarray passes it).
-    """
-    correction = correction if ddof is None else ddof
-    return _variance("var", x, axis, correction, keepdims, split_every)
+#: Variance and standard deviation: one pass of (count, total, M2) records
+#: merged with Chan et al.'s update (full precision for data far from zero;
+#: complex data carries records of its real and imaginary parts).
+VARIANCES: dict[str, str] = {
+    "var": "Variance over *axis* with *correction* degrees of freedom removed.",
+    "std": "Standard deviation over *axis* (the square root of :func:`var`).",
+}
 
 
-def std(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    correction: int | float = 0.0,
-    keepdims: bool = False,
-    split_every: Any = None,
-    ddof: int | float | None = None,
-) -> Array:
-    """Standard deviation over *axis* (the square root of :func:`var`); *ddof* is numpy's name
-    for *correction*."""
-    correction = correction if ddof is None else ddof
-    return _variance("std", x, axis, correction, keepdims, split_every)
+def _make_variance(func: str, doc: str):
+    def variance(
+        x: Array,
+        /,
+        *,
+        axis: Any = None,
+        correction: int | float = 0.0,
+        keepdims: bool = False,
+        split_every: Any = None,
+        ddof: int | float | None = None,
+    ) -> Array:
+        correction = correction if ddof is None else ddof
+        return _variance(func, x, axis, correction, keepdims, split_every)
+
+    variance.__name__ = variance.__qualname__ = func
+    variance.__doc__ = doc + " *ddof* is numpy's name for *correction* (xarray passes it)."
+    return variance
+
+
+for _name, _doc in VARIANCES.items():
+    globals()[_name] = _make_variance(_name, _doc)
+del _name, _doc
 
 
 def _cumulative(func: str, x: Array, axis: Any, dtype: Any, include_initial: bool) -> Array:
-    name = "cumulative_sum" if func == "cumsum" else "cumulative_prod"
+    name = next(n for n, (f, _) in CUMULATIVE.items() if f == func)
     if not isinstance(x, Array):
         raise TypeError(f"{name}: expected a cubego Array, got {type(x).__name__}")
     if axis is None:
@@ -194,15 +146,30 @@ def _cumulative(func: str, x: Array, axis: Any, dtype: Any, include_initial: boo
     return apply("cumulative", args, [x])
 
 
-def cumulative_sum(
-    x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
-) -> Array:
-    """Cumulative sum along *axis* (optional for 1-d arrays); *include_initial* prepends 0."""
-    return _cumulative("cumsum", x, axis, dtype, include_initial)
+#: Cumulative functions: name -> (the library's function, the identity it prepends).
+CUMULATIVE: dict[str, tuple[str, int]] = {
+    "cumulative_sum": ("cumsum", 0),
+    "cumulative_prod": ("cumprod", 1),
+}
 
 
-def cumulative_prod(
-    x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
-) -> Array:
-    """Cumulative product along *axis* (optional for 1-d arrays); *include_initial* prepends 1."""
-    return _cumulative("cumprod", x, axis, dtype, include_initial)
+def _make_cumulative(name: str, func: str, identity: int):
+    def cumulative(
+        x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False
+    ) -> Array:
+        return _cumulative(func, x, axis, dtype, include_initial)
+
+    cumulative.__name__ = cumulative.__qualname__ = name
+    what = "sum" if func == "cumsum" else "product"
+    cumulative.__doc__ = (
+        f"Cumulative {what} along *axis* (optional for 1-d arrays); "
+        f"*include_initial* prepends {identity}."
+    )
+    return cumulative
+
+
+for _name, (_func, _identity) in CUMULATIVE.items():
+    globals()[_name] = _make_cumulative(_name, _func, _identity)
+del _name, _func, _identity
+
+__all__ = sorted([*REDUCTIONS, *VARIANCES, *CUMULATIVE])

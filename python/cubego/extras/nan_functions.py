@@ -22,26 +22,11 @@ from cubego.array_api.indexing_functions import take_along_axis
 from cubego.array_api.manipulation_functions import reshape
 from cubego.array_api.searching_functions import _argreduce, where
 from cubego.array_api.sorting_functions import sort
-from cubego.array_api.statistical_functions import _axis, _split_every, mean, prod, var
+from cubego.array_api.statistical_functions import _axis, _split_every, mean, var
 from cubego.array_api.statistical_functions import sum as sum_
 from cubego.array_api.utility_functions import all as all_
 from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array, apply, elemwise
-
-__all__ = [
-    "nanargmax",
-    "nanargmin",
-    "nancumprod",
-    "nancumsum",
-    "nanmax",
-    "nanmean",
-    "nanmedian",
-    "nanmin",
-    "nanprod",
-    "nanstd",
-    "nansum",
-    "nanvar",
-]
 
 
 def _check(x: Any, what: str) -> Array:
@@ -64,32 +49,35 @@ def _count(x: Array, axis: Any, keepdims: bool, split_every: Any) -> Array:
     return sum_(present, axis=axis, keepdims=keepdims, dtype="int64", split_every=split_every)
 
 
-def nansum(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
-) -> Array:
-    """Sum over *axis* treating NaNs as zero."""
-    _check(x, "nansum")
-    return sum_(_fill_nan(x, 0), axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
+#: NaN-ignoring folds: name -> (the Array API reduction, the value NaNs count as).
+NAN_FOLDS: dict[str, tuple[str, int]] = {"nansum": ("sum", 0), "nanprod": ("prod", 1)}
 
 
-def nanprod(
-    x: Array,
-    /,
-    *,
-    axis: Any = None,
-    dtype: Any = None,
-    keepdims: bool = False,
-    split_every: Any = None,
+def _fold(
+    func: str, identity: int, x: Array, axis: Any, dtype: Any, keepdims: bool, split_every: Any
 ) -> Array:
-    """Product over *axis* treating NaNs as one."""
-    _check(x, "nanprod")
-    return prod(_fill_nan(x, 1), axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
+    reduce = getattr(_statistical, func)
+    filled = _fill_nan(x, identity)
+    return reduce(filled, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
+
+
+def _make_fold(name: str, func: str, identity: int):
+    def fold(
+        x: Array,
+        /,
+        *,
+        axis: Any = None,
+        dtype: Any = None,
+        keepdims: bool = False,
+        split_every: Any = None,
+    ) -> Array:
+        _check(x, name)
+        return _fold(func, identity, x, axis, dtype, keepdims, split_every)
+
+    fold.__name__ = fold.__qualname__ = name
+    what = "Sum" if func == "sum" else "Product"
+    fold.__doc__ = f"{what} over *axis* treating NaNs as {('zero', 'one')[identity]}."
+    return fold
 
 
 def _nan_extreme(func: str, x: Array, axis: Any, keepdims: bool, split_every: Any) -> Array:
@@ -105,18 +93,20 @@ def _nan_extreme(func: str, x: Array, axis: Any, keepdims: bool, split_every: An
     return where(all_nan, float("nan"), out)
 
 
-def nanmax(
-    x: Array, /, *, axis: Any = None, keepdims: bool = False, split_every: Any = None
-) -> Array:
-    """Maximum over *axis* ignoring NaNs (NaN where a slice is all NaN)."""
-    return _nan_extreme("max", x, axis, keepdims, split_every)
+#: NaN-ignoring extremes: name -> the Array API reduction (NaN where a slice is all NaN).
+NAN_EXTREMES: dict[str, str] = {"nanmax": "max", "nanmin": "min"}
 
 
-def nanmin(
-    x: Array, /, *, axis: Any = None, keepdims: bool = False, split_every: Any = None
-) -> Array:
-    """Minimum over *axis* ignoring NaNs (NaN where a slice is all NaN)."""
-    return _nan_extreme("min", x, axis, keepdims, split_every)
+def _make_extreme(name: str, func: str):
+    def extreme(
+        x: Array, /, *, axis: Any = None, keepdims: bool = False, split_every: Any = None
+    ) -> Array:
+        return _nan_extreme(func, x, axis, keepdims, split_every)
+
+    extreme.__name__ = extreme.__qualname__ = name
+    what = "Maximum" if func == "max" else "Minimum"
+    extreme.__doc__ = f"{what} over *axis* ignoring NaNs (NaN where a slice is all NaN)."
+    return extreme
 
 
 def nanmean(
@@ -134,7 +124,7 @@ def nanmean(
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
     if x.dtype.kind == "f" and (dtype is None or _dtypes.name(dtype) in ("float32", "float64")):
         return _moments("nanmean", x, axis, dtype, 0.0, keepdims, split_every)
-    total = nansum(x, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every)
+    total = _fold("sum", 0, x, axis, dtype, keepdims, split_every)
     out = elemwise("divide", total, _count(x, axis, keepdims, split_every))
     return out if out.dtype == total.dtype else out.astype(total.dtype)
 
@@ -181,7 +171,7 @@ def nanvar(
     if dtype is not None:
         x = x.astype(dtype)
     count = _count(x, axis, True, split_every)
-    mean = elemwise("divide", nansum(x, axis=axis, keepdims=True, split_every=split_every), count)
+    mean = elemwise("divide", _fold("sum", 0, x, axis, None, True, split_every), count)
     if mean.dtype != x.dtype:
         mean = mean.astype(x.dtype)
     deviation = _fill_nan(elemwise("subtract", x, mean), 0)
@@ -232,24 +222,23 @@ def _nan_arg(func: str, x: Array, axis: Any, keepdims: bool, split_every: Any) -
     return _argreduce(f"nan{func}" if _floating(x) else func, x, axis, keepdims, split_every)
 
 
-def nanargmax(
-    x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
-) -> Array:
-    """Index of the first maximum ignoring NaNs.
-
-    A slice of only NaNs raises ``ValueError`` when computed, as in numpy.
-    """
-    return _nan_arg("argmax", x, axis, keepdims, split_every)
+#: NaN-ignoring arg-reductions: name -> the Array API function.
+NAN_ARGS: dict[str, str] = {"nanargmax": "argmax", "nanargmin": "argmin"}
 
 
-def nanargmin(
-    x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
-) -> Array:
-    """Index of the first minimum ignoring NaNs.
+def _make_arg(name: str, func: str):
+    def arg(
+        x: Array, /, *, axis: int | None = None, keepdims: bool = False, split_every: Any = None
+    ) -> Array:
+        return _nan_arg(func, x, axis, keepdims, split_every)
 
-    A slice of only NaNs raises ``ValueError`` when computed, as in numpy.
-    """
-    return _nan_arg("argmin", x, axis, keepdims, split_every)
+    arg.__name__ = arg.__qualname__ = name
+    what = "maximum" if func == "argmax" else "minimum"
+    arg.__doc__ = (
+        f"Index of the first {what} ignoring NaNs.\n\n"
+        "A slice of only NaNs raises ``ValueError`` when computed, as in numpy."
+    )
+    return arg
 
 
 def _nan_cumulative(func: str, x: Array, axis: Any, dtype: Any, identity: int) -> Array:
@@ -260,14 +249,35 @@ def _nan_cumulative(func: str, x: Array, axis: Any, dtype: Any, identity: int) -
     return getattr(_statistical, func)(_fill_nan(x, identity), axis=axis, dtype=dtype)
 
 
-def nancumsum(x: Array, /, *, axis: int | None = None, dtype: Any = None) -> Array:
-    """Cumulative sum along *axis* (the flattened array if None) treating NaNs as zero."""
-    return _nan_cumulative("cumulative_sum", x, axis, dtype, 0)
+#: NaN-ignoring cumulative functions: name -> (the Array API function, the value NaNs count as).
+NAN_CUMULATIVE: dict[str, tuple[str, int]] = {
+    "nancumsum": ("cumulative_sum", 0),
+    "nancumprod": ("cumulative_prod", 1),
+}
 
 
-def nancumprod(x: Array, /, *, axis: int | None = None, dtype: Any = None) -> Array:
-    """Cumulative product along *axis* (the flattened array if None) treating NaNs as one."""
-    return _nan_cumulative("cumulative_prod", x, axis, dtype, 1)
+def _make_cumulative(name: str, func: str, identity: int):
+    def cumulative(x: Array, /, *, axis: int | None = None, dtype: Any = None) -> Array:
+        return _nan_cumulative(func, x, axis, dtype, identity)
+
+    cumulative.__name__ = cumulative.__qualname__ = name
+    what = "sum" if identity == 0 else "product"
+    cumulative.__doc__ = (
+        f"Cumulative {what} along *axis* (the flattened array if None) treating NaNs as "
+        f"{('zero', 'one')[identity]}."
+    )
+    return cumulative
+
+
+for _name, (_func, _identity) in NAN_FOLDS.items():
+    globals()[_name] = _make_fold(_name, _func, _identity)
+for _name, _func in NAN_EXTREMES.items():
+    globals()[_name] = _make_extreme(_name, _func)
+for _name, _func in NAN_ARGS.items():
+    globals()[_name] = _make_arg(_name, _func)
+for _name, (_func, _identity) in NAN_CUMULATIVE.items():
+    globals()[_name] = _make_cumulative(_name, _func, _identity)
+del _name, _func, _identity
 
 
 def nanmedian(x: Array, /, *, axis: int | tuple[int, ...], keepdims: bool = False) -> Array:
@@ -316,3 +326,17 @@ def nanmedian(x: Array, /, *, axis: int | tuple[int, ...], keepdims: bool = Fals
         for d in sorted(axes):
             out = expand_dims(out, axis=d)
     return out
+
+
+__all__ = sorted(
+    [
+        *NAN_FOLDS,
+        *NAN_EXTREMES,
+        *NAN_ARGS,
+        *NAN_CUMULATIVE,
+        "nanmean",
+        "nanmedian",
+        "nanstd",
+        "nanvar",
+    ]
+)
