@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +25,6 @@ from cubego.runtime.types import (
     OperationStartEvent,
     TaskEndEvent,
 )
-
-if TYPE_CHECKING:
-    from cubego.core.array import Array
 
 __all__ = ["compute", "last_stats", "options", "run"]
 
@@ -67,7 +64,7 @@ def _executor_name(executor: Any) -> str | None:
     return name
 
 
-def options(arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> dict:
+def options(arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> dict:
     """The ``options_json`` of ``cg_compute_start``.
 
     The executor is, in order: the *executor* argument, the configuration's
@@ -190,7 +187,7 @@ class _Dispatcher:
 
 
 def run(
-    arrays: tuple[Array, ...], executor: Any, optimize_graph: bool, kwargs: dict
+    arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict
 ) -> libcubego.Job:
     """Start and wait for the computation of *arrays*; the caller releases the job.
 
@@ -212,7 +209,7 @@ def run(
 
 
 def compute(
-    *arrays: Array,
+    *arrays: Any,
     executor: Any = None,
     callbacks: Iterable[Any] | None = None,
     optimize_graph: bool = True,

@@ -13,12 +13,9 @@ import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cubego.binding import libcubego
-
-if TYPE_CHECKING:
-    from cubego.core.array import Array
 
 __all__ = [
     "FUSION_BOUNDS",
@@ -230,9 +227,7 @@ def fusion_options(options: dict) -> dict:
     return {**keywords, **options}
 
 
-def plan_info(
-    *arrays: Array, optimize_graph: bool = True, dot: bool = False, **fusion: Any
-) -> dict:
+def plan_info(*arrays: Any, optimize_graph: bool = True, dot: bool = False, **fusion: Any) -> dict:
     """The ``cg_plan`` JSON of *arrays*: statistics (and DOT) without running anything.
 
     *fusion* takes the bounds of :data:`FUSION_BOUNDS` or Cubed's ``optimize_function``.
@@ -245,7 +240,7 @@ def plan_info(
     return libcubego.plan_info(array_handles, options)
 
 
-def plan(*arrays: Array, optimize_graph: bool = True, **fusion: Any) -> FinalizedPlan:
+def plan(*arrays: Any, optimize_graph: bool = True, **fusion: Any) -> FinalizedPlan:
     """The finalised plan that computing *arrays* together would run.
 
     Nothing runs and nothing is checked against ``allowed_mem``: see
@@ -269,7 +264,7 @@ _IMAGE_FORMATS = ("svg", "png", "pdf", "jpg", "jpeg", "gif")
 
 
 def visualize(
-    *arrays: Array,
+    *arrays: Any,
     filename: str | os.PathLike = "cubego",
     format: str | None = None,
     optimize_graph: bool = True,

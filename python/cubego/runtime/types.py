@@ -33,10 +33,7 @@ computation in a block with ``with callback: ...``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from cubego.core.plan import FinalizedPlan
+from typing import Any, ClassVar
 
 __all__ = [
     "Callback",
@@ -54,7 +51,7 @@ class ComputeStartEvent:
     """The computation *compute_id* is about to run *plan*."""
 
     compute_id: str
-    plan: FinalizedPlan
+    plan: Any  # cubego.core.plan.FinalizedPlan (the core sits above the runtime)
     start_tstamp: float | None = None
     """When the computation started (seconds since the epoch)."""
 
@@ -64,7 +61,7 @@ class ComputeEndEvent:
     """The computation *compute_id* has finished (not sent when it fails)."""
 
     compute_id: str
-    plan: FinalizedPlan
+    plan: Any  # cubego.core.plan.FinalizedPlan (the core sits above the runtime)
     end_tstamp: float | None = None
     """When the computation finished (seconds since the epoch)."""
 
