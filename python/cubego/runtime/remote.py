@@ -1,0 +1,87 @@
+"""Executors that run batches of tasks on another engine (processes, Dask, Lithops, ...).
+
+The Go engine schedules every computation: stage order, memory admission,
+batching, retries, backup tasks and the events callbacks see are decided there,
+whatever the executor. A remote executor supplies only a :class:`Session`: a way
+to run a Python function with arguments somewhere else and get its result back
+as a :class:`concurrent.futures.Future`. The coordinator hands it batches of
+tasks; each call runs :func:`cubego.runtime.worker.run_batch` in a worker, which
+imports cubego and runs the batch through the C ABI against the shared
+``work_dir``.
+
+A session never retries: a failed or lost call fails its future, and the
+engine's retry policy decides what runs again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import Any
+
+from cubego.runtime.types import DagExecutor
+
+__all__ = ["RemoteExecutor", "Session", "check_worker_memory"]
+
+
+class Session:
+    """An open connection to an engine: submit calls, then close.
+
+    Subclasses implement :meth:`submit` and :meth:`close`, and set
+    :attr:`max_workers`, the number of calls worth keeping in flight at once
+    (the engine keeps at most this many batches running).
+    """
+
+    max_workers: int = 1
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> concurrent.futures.Future:
+        """Run ``fn(*args)`` on the engine; the future holds its result or its exception.
+
+        *fn* is a module-level function of an installed package (cubego's worker
+        entry point), so every engine can import it by reference; *args* are
+        picklable. A worker that dies fails the future with an ``OSError`` or a
+        ``RuntimeError`` naming the engine's reason.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what :meth:`RemoteExecutor.open` started (clients, pools, clusters)."""
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class RemoteExecutor(DagExecutor):
+    """An executor whose tasks run in other processes or machines.
+
+    Subclasses set ``name`` (Cubed's executor name) and implement :meth:`open`.
+    Options common to every executor (``retries``, ``use_backups``, ``batch_size``,
+    ``compute_arrays_in_parallel``) are the engine's; the others configure the
+    engine (``max_workers``, Dask's ``compute_kwargs``, Lithops' ``runtime_memory``...).
+    """
+
+    remote = True
+
+    def open(self, allowed_mem: int) -> Session:
+        """Connect to (or start) the engine and return a session.
+
+        Raises ``ValueError`` before anything runs if a worker has less memory
+        than *allowed_mem* (the memory one task may use), naming both sizes.
+        """
+        raise NotImplementedError
+
+
+def check_worker_memory(engine: str, worker_mem: int | None, allowed_mem: int, what: str) -> None:
+    """``ValueError`` if a worker's memory (*worker_mem* bytes; None: unknown) is below *allowed_mem*.
+
+    *what* says where the worker's memory comes from (e.g. "memory_limit / nthreads").
+    """
+    if worker_mem is not None and worker_mem < allowed_mem:
+        raise ValueError(
+            f"{engine}: a worker has {worker_mem} bytes of memory ({what}), less than "
+            f"allowed_mem of {allowed_mem} bytes that one task may use; give workers more "
+            "memory or lower Spec(allowed_mem=...)"
+        )
