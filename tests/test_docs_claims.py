@@ -4,6 +4,9 @@
   zarr-python does (a start of None is 0, a stop of None the target's extent,
   negative bounds count from the end), compared with zarr-python writing the
   same region.
+- docs/xarray.md: ``xr.map_blocks``, ``Dataset.map_blocks`` and
+  ``DataArray.map_blocks`` work on cubego-backed objects, but not block by
+  block: xarray calls the function once, on the whole lazy object.
 """
 
 from __future__ import annotations
@@ -78,3 +81,45 @@ def test_region_step_must_be_one(tmp_path, spec):
 def test_open_region_of_a_missing_target(tmp_path, spec):
     with pytest.raises(FileNotFoundError, match="^store: no Zarr array"):
         cubego.store(cubego.ones(4, spec=spec), str(tmp_path / "no.zarr"), regions=(slice(None),))
+
+
+# ---------------------------------------------------------------- xarray map_blocks
+
+
+class _Computations(cubego.Callback):
+    def __init__(self):
+        self.count = 0
+
+    def on_compute_start(self, event):
+        self.count += 1
+
+
+def test_xarray_map_blocks_calls_func_once_on_the_lazy_object(tmp_path):
+    xr = pytest.importorskip("xarray")
+    spec = cubego.Spec(work_dir=tmp_path, allowed_mem="100MB")
+    data = np.arange(48.0).reshape(12, 4)
+    ds = xr.Dataset(
+        {"u": (("time", "x"), data), "v": (("time", "x"), 2 * data)},
+        coords={"time": np.arange(12), "x": np.arange(4)},
+    ).chunk({"time": 3}, chunked_array_type="cubego", from_array_kwargs={"spec": spec})
+    calls = []
+
+    def scaled(obj):
+        calls.append({k: v.shape for k, v in obj.data_vars.items()})
+        return obj * 10
+
+    computations = _Computations()
+    with computations:
+        results = [
+            xr.map_blocks(scaled, ds),
+            ds.map_blocks(scaled),
+            ds.u.map_blocks(lambda a: a.mean("x"), template=ds.u.mean("x")),
+        ]
+    assert computations.count == 0  # nothing computed while building them
+    # Once per call, with the whole variables (Dask would call it per block).
+    assert calls == [{"u": (12, 4), "v": (12, 4)}] * 2
+    for a in (results[0].u.data, results[1].v.data, results[2].data):
+        assert isinstance(a, cubego.Array)
+    np.testing.assert_array_equal(results[0].u.values, data * 10)
+    np.testing.assert_array_equal(results[1].v.values, data * 20)
+    np.testing.assert_array_equal(results[2].values, data.mean(axis=1))
