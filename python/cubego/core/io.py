@@ -124,8 +124,13 @@ def _compressors(compressors: Any) -> Any:
     return out
 
 
-def _region(region: Any, ndim: int) -> list[list[int]] | None:
-    """A tuple of slices (with start and stop, step 1) as [[start, stop], ...]."""
+def _region(region: Any, ndim: int, target_shape: Any) -> list[list[int]] | None:
+    """A tuple of slices (step 1) as [[start, stop], ...].
+
+    As in zarr-python, a start of None is 0, a stop of None the target's
+    extent, and negative bounds count from it: ``target_shape()`` gives the
+    target's shape, and is called only for such slices.
+    """
     if region is None:
         return None
     if isinstance(region, slice):
@@ -133,13 +138,15 @@ def _region(region: Any, ndim: int) -> list[list[int]] | None:
     region = tuple(region)
     if len(region) != ndim:
         raise ValueError(f"region {region!r} must have one slice per dimension ({ndim})")
-    out = []
-    for s in region:
+    out, shape = [], None
+    for d, s in enumerate(region):
         if not isinstance(s, slice) or s.step not in (None, 1):
             raise ValueError(f"region entries must be slices with step 1, got {s!r}")
-        if s.start is None or s.stop is None:
-            raise ValueError(f"region slices need a start and a stop, got {s!r}")
-        out.append([int(s.start), int(s.stop)])
+        if s.start is None or s.stop is None or s.start < 0 or s.stop < 0:
+            shape = target_shape() if shape is None else shape
+            out.append(list(s.indices(shape[d])[:2]))
+        else:
+            out.append([int(s.start), int(s.stop)])
     return out
 
 
@@ -161,10 +168,19 @@ def _stored(
         raise TypeError(f"{what}: expected a cubego Array, got {type(x).__name__}")
     url, inner, options, existing = _location(store, path, storage_options, what)
     if existing or region is not None:
+
+        def target_shape() -> tuple[int, ...]:
+            if existing:
+                return store.shape
+            try:
+                return from_zarr(url, inner, storage_options=options).shape
+            except FileNotFoundError as e:  # say which call failed
+                raise FileNotFoundError(str(e).replace("from_zarr", what, 1)) from None
+
         args = {
             "store": url,
             "path": inner,
-            "region": _region(region, x.ndim),
+            "region": _region(region, x.ndim, target_shape),
             "storage_options": options,
         }
         infos = libcubego.op("store_into", args, [x._handle])

@@ -75,7 +75,7 @@ class RemoteExecutor(DagExecutor):
 
 
 def check_worker_memory(engine: str, worker_mem: int | None, allowed_mem: int, what: str) -> None:
-    """``ValueError`` if a worker's memory (*worker_mem* bytes; None: unknown) is below *allowed_mem*.
+    """``ValueError`` if a worker's memory (*worker_mem* bytes, None if unknown) < *allowed_mem*.
 
     *what* says where the worker's memory comes from (e.g. "memory_limit / nthreads").
     """
