@@ -68,3 +68,15 @@ def test_matmul_shape_mismatch(spec, shape1, shape2):
 def test_matmul_needs_arrays(spec):
     with pytest.raises(TypeError):
         cubego.matmul(cubego.ones((2, 2), spec=spec), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("axes", [(1, 0), ([1], 0), (1, [0]), ((1,), (0,))])
+def test_tensordot_axes_as_a_pair_of_ints(axes):
+    # numpy (and Cubed) accept one int per side as well as sequences.
+    a = np.arange(12.0).reshape(3, 4)
+    b = np.arange(20.0).reshape(4, 5)
+    x = cubego.asarray(a, chunks=2)
+    y = cubego.asarray(b, chunks=2)
+    np.testing.assert_allclose(
+        cubego.tensordot(x, y, axes=axes).compute(), np.tensordot(a, b, axes=axes)
+    )

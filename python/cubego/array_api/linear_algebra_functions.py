@@ -9,6 +9,7 @@ a tree sum.
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from typing import Any
 
@@ -47,7 +48,13 @@ def _contracted(axes: Any, x1: Array, x2: Array) -> tuple[list[int], list[int]]:
     if isinstance(axes, (tuple, list)):
         if len(axes) != 2:
             raise ValueError("tensordot: axes must be an int or a pair of sequences of axes")
-        a1, a2 = ([operator.index(a) for a in part] for part in axes)
+        # Each side is one axis or a sequence of axes, as numpy's tensordot takes.
+        a1, a2 = (
+            [operator.index(part)]
+            if isinstance(part, numbers.Integral)
+            else [operator.index(a) for a in part]
+            for part in axes
+        )
         if len(a1) != len(a2):
             raise ValueError("tensordot: the two sequences of axes must have the same length")
     else:
