@@ -55,16 +55,31 @@ type Options struct {
 	// still to run reads them); the others go to the work dir. This memory
 	// is on top of the tasks' process budget.
 	IntermediateMem int64
+	// Runner, when set, runs the tasks elsewhere (see Runner), in batches
+	// of TasksPerBatch tasks (0: automatic), at most MaxWorkers batches at
+	// once. Stored intermediates then live in IntermediateDir(work dir)
+	// under their plan.Key, where the Runner's workers find them, and are
+	// never kept in memory.
+	Runner        Runner
+	TasksPerBatch int
 }
 
 // DefaultRetries is the number of extra attempts of a failed task.
 const DefaultRetries = 2
 
 func (o Options) withDefaults(spec *plan.Spec) (Options, error) {
-	switch o.Executor {
-	case "", "threads":
+	switch {
+	case o.Runner != nil:
+		if o.Executor == "" {
+			o.Executor = "runner"
+		}
+		o.IntermediateMem = 0
+		if o.TasksPerBatch < 0 {
+			return o, plan.Errorf(plan.ErrValue, "tasks_per_batch must be positive, got %d", o.TasksPerBatch)
+		}
+	case o.Executor == "" || o.Executor == "threads":
 		o.Executor = "threads"
-	case "single-threaded":
+	case o.Executor == "single-threaded":
 		o.MaxWorkers = 1
 		o.UseBackups = false
 		o.ComputeArraysInParallel = false
@@ -101,8 +116,11 @@ type OpStats struct {
 	PeakAllocated int64  `json:"peak_allocated"`
 	Backups       int64  `json:"backups"`
 	// Skipped is set when a resumed computation found the op's output
-	// complete and ran none of its tasks.
-	Skipped bool `json:"skipped,omitempty"`
+	// complete, or not needed by any op still to run, and ran none of its
+	// tasks; SkippedTasks counts the tasks a resumed computation did not
+	// run again because their output chunks were already stored.
+	Skipped      bool  `json:"skipped,omitempty"`
+	SkippedTasks int64 `json:"skipped_tasks,omitempty"`
 }
 
 // Stats summarise a computation.
@@ -144,6 +162,11 @@ type job struct {
 	// rss is the latest sample of the process's peak RSS.
 	rss  atomic.Int64
 	emit func(Event)
+	// batchIDs numbers the calls of a Runner.
+	batchIDs atomic.Int64
+	// unneeded are, in a resumed computation, the ops whose output no op
+	// still to run needs (see markUnneeded).
+	unneeded map[*plan.OpInfo]bool
 }
 
 var computeCounter atomic.Int64
@@ -173,7 +196,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		return nil, err
 	}
 	for _, o := range p.Ops {
-		if o.ProjectedMem > opts.ProcessBudget {
+		if opts.Runner == nil && o.ProjectedMem > opts.ProcessBudget {
 			return nil, plan.Errorf(plan.ErrValue, "projected memory of %s (%s) exceeds the process budget (%s)",
 				o.Op, plan.FormatBytes(o.ProjectedMem), plan.FormatBytes(opts.ProcessBudget))
 		}
@@ -185,10 +208,10 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	dir := joinURL(contextDir(p.Spec.WorkDir), fmt.Sprintf("compute-%03d", computeCounter.Add(1)))
 	storage := newStorage(dir)
 	storage.memBudget = opts.IntermediateMem
-	if opts.Resume {
+	if opts.Resume || opts.Runner != nil {
 		dir = resumeDir(p.Spec.WorkDir)
 		storage = newStorage(dir)
-		storage.resume = true
+		storage.keyed, storage.resume = true, opts.Resume
 	}
 	j := &job{plan: p, opts: opts, storage: storage, alloc: processAllocator, dir: dir,
 		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent}
@@ -212,11 +235,18 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	for i, o := range p.Ops {
 		index[o] = i
 	}
+	if opts.Resume {
+		if err := j.markUnneeded(ctx); err != nil {
+			storage.close()
+			return nil, err
+		}
+	}
 	release := j.intermediateReleaser()
 	run := func(ctx context.Context, o *plan.OpInfo) error {
 		r, err := j.runOp(ctx, o)
 		st.Ops[index[o]] = OpStats{Name: o.Op.Name, Func: o.Op.Func, NumTasks: o.NumTasks,
-			ProjectedMem: o.ProjectedMem, PeakAllocated: r.peak, Backups: r.backups, Skipped: r.skipped}
+			ProjectedMem: o.ProjectedMem, PeakAllocated: r.peak, Backups: r.backups, Skipped: r.skipped,
+			SkippedTasks: r.skippedTasks}
 		if err == nil {
 			release(o)
 		}
@@ -331,6 +361,12 @@ func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
 	done, err := j.storage.create(ctx, op.Output)
 	if err != nil {
 		return r, err
+	}
+	done = done || j.unneeded[o]
+	if !done {
+		if err := r.loadWritten(ctx); err != nil {
+			return r, err
+		}
 	}
 	j.emit(Event{Type: OperationStart, ComputeID: j.id, Time: time.Now(), Op: op.Name, Func: op.Func, NumTasks: o.NumTasks})
 	r.skipped = done

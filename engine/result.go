@@ -40,7 +40,7 @@ func (r *Result) Outputs() []*plan.Array { return r.job.plan.Outputs }
 // to_zarr stay.
 func (r *Result) Close() error {
 	r.job.storage.close()
-	if r.job.storage.resume {
+	if r.job.storage.keyed {
 		return r.job.storage.removeUsed()
 	}
 	return removeLocal(r.job.dir)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
 )
 
 // opRun schedules the tasks of one op. A coordinator (run) submits up to
@@ -34,6 +35,11 @@ type opRun struct {
 	peak     int64
 	backups  int64
 	skipped  bool // resumed: the output was complete, no task ran
+	// written holds, in a resumed computation, the keys of the output
+	// chunks already in the store: their tasks are not run again.
+	writtenKeys  map[string]bool
+	outZ         *zarr.Array
+	skippedTasks int64
 
 	// The backup threshold, recomputed (a sort of the finished durations)
 	// only when the finished tasks grew by 1% since it was last computed.
@@ -42,9 +48,10 @@ type opRun struct {
 	limitFinished int
 }
 
-// task is one output block of the op and its copies.
+// task is one unit of scheduling and its copies: one output block in
+// process, or a batch of blocks handed to a Runner as one call.
 type task struct {
-	block    []int
+	blocks   [][]int
 	created  time.Time
 	started  time.Time // when its first copy started (zero before)
 	cancels  []context.CancelFunc
@@ -59,7 +66,7 @@ type copyMsg struct {
 	copy  int
 	start bool
 	at    time.Time
-	ev    Event
+	evs   []Event // one task end per block
 	err   error
 }
 
@@ -72,6 +79,21 @@ func (r *opRun) run(ctx context.Context) error {
 	nb := r.o.Op.TaskGrid()
 	next := make([]int, len(nb))
 	more := true
+	perTask := r.j.blocksPerTask(r.o)
+	// nextTask gathers the next task's blocks, leaving out those a resumed
+	// computation finds already written.
+	nextTask := func() *task {
+		t := &task{created: time.Now()}
+		for more && len(t.blocks) < perTask {
+			if !r.written(next) {
+				t.blocks = append(t.blocks, append([]int(nil), next...))
+			} else {
+				r.skippedTasks++
+			}
+			more = advance(next, nb)
+		}
+		return t
+	}
 	inflight := 0
 	var tick <-chan time.Time
 	if opts.UseBackups {
@@ -83,9 +105,10 @@ func (r *opRun) run(ctx context.Context) error {
 	var failure error
 	for {
 		for more && inflight < opts.BatchSize && failure == nil && ctx.Err() == nil {
-			r.launch(ctx, &task{block: append([]int(nil), next...), created: time.Now()}, 0)
-			inflight++
-			more = advance(next, nb)
+			if t := nextTask(); len(t.blocks) > 0 {
+				r.launch(ctx, t, 0)
+				inflight++
+			}
 		}
 		if r.running == 0 && (!more || failure != nil || ctx.Err() != nil) {
 			break
@@ -112,13 +135,16 @@ func (r *opRun) run(ctx context.Context) error {
 				for _, c := range m.t.cancels {
 					c()
 				}
-				if opts.UseBackups {
-					r.finished = append(r.finished, m.ev.FunctionEnd.Sub(m.ev.FunctionStart))
+				if opts.UseBackups && len(m.evs) > 0 {
+					r.finished = append(r.finished, m.evs[len(m.evs)-1].FunctionEnd.Sub(m.evs[0].FunctionStart))
 				}
-				r.peak = max(r.peak, m.ev.PeakAllocated)
-				m.ev.TaskCreate = m.t.created
-				m.ev.TaskResult = time.Now()
-				r.j.emit(m.ev)
+				now := time.Now()
+				for _, ev := range m.evs {
+					r.peak = max(r.peak, ev.PeakAllocated)
+					ev.TaskCreate = m.t.created
+					ev.TaskResult = now
+					r.j.emit(ev)
+				}
 			case m.t.live > 0:
 				// Another copy may still succeed.
 			case failure == nil:
@@ -192,6 +218,10 @@ func (c *copyReq) run() {
 	if m.err = c.ctx.Err(); m.err != nil {
 		return
 	}
+	if j.opts.Runner != nil {
+		m.evs, m.err = c.runRemote()
+		return
+	}
 	if m.err = j.mem.Acquire(c.ctx, o.ProjectedMem); m.err != nil {
 		return
 	}
@@ -202,13 +232,14 @@ func (c *copyReq) run() {
 	// sample by any task is a lower bound of the peak now: the task's
 	// growth (end − start) is never understated.
 	rssStart := j.rss.Load()
-	attempts, peak, err := j.runTaskWithRetries(c.ctx, r.kernel, o.Op, t.block)
+	block := t.blocks[0]
+	attempts, peak, err := j.runTaskWithRetries(c.ctx, r.kernel, o.Op, block)
 	rssEnd := peakRSS()
 	j.rss.Store(max(j.rss.Load(), rssEnd))
 	m.err = err
-	m.ev = Event{Type: TaskEnd, ComputeID: j.id, Op: o.Op.Name, Func: o.Op.Func, NumTasks: 1, Block: t.block,
+	m.evs = []Event{{Type: TaskEnd, ComputeID: j.id, Op: o.Op.Name, Func: o.Op.Func, NumTasks: 1, Block: block,
 		FunctionStart: start, FunctionEnd: time.Now(), ProjectedMem: o.ProjectedMem, PeakAllocated: peak,
-		PeakMeasuredMemStart: rssStart, PeakMeasuredMemEnd: max(rssEnd, rssStart), Attempts: attempts, Backup: c.n > 0}
+		PeakMeasuredMemStart: rssStart, PeakMeasuredMemEnd: max(rssEnd, rssStart), Attempts: attempts, Backup: c.n > 0}}
 }
 
 // workQueue is the FIFO of task copies waiting for a worker. Pushing never

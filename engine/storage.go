@@ -27,10 +27,12 @@ type storage struct {
 	stores   map[string]zarr.Store
 	arrays   map[*plan.Array]*zarr.Array
 	interDir string // local path or URL of this computation's intermediates
-	// resume names intermediates by plan.Key in a directory that outlives
-	// the process; used lists the ones this computation used.
-	resume bool
-	used   []string
+	// keyed names intermediates by plan.Key in a directory that outlives
+	// the process (resumable computations, and those a Runner executes);
+	// used lists the ones this computation used. resume reuses what an
+	// earlier computation left there: complete arrays and written chunks.
+	keyed, resume bool
+	used          []string
 	// Intermediates kept in memory while they fit memBudget (bytes).
 	memBudget, memUsed int64
 	memStore           zarr.Store
@@ -124,7 +126,7 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 			return false, err
 		}
 		ref = &plan.ZarrRef{Store: s.interDir, Path: a.Name, Compressors: codecs, StorageOptions: opts}
-		if s.resume {
+		if s.keyed {
 			if ref.Path, err = plan.Key(a); err != nil {
 				return false, err
 			}
@@ -135,7 +137,7 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 				meta.Shape[i] = c * len(a.Chunks[i])
 			}
 		}
-		if n := plan.Prod(chunk) * plan.Prod(a.NumBlocks()) * int64(a.DType.Size()); !s.resume && s.memBudget > 0 {
+		if n := plan.Prod(chunk) * plan.Prod(a.NumBlocks()) * int64(a.DType.Size()); !s.keyed && s.memBudget > 0 {
 			s.mu.Lock()
 			if s.memUsed+n <= s.memBudget {
 				s.memUsed += n
@@ -164,10 +166,12 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 			return false, plan.Errorf(plan.ErrValue, "a Zarr array already exists at %s (path %q); pass overwrite=True to replace it", ref.Store, ref.Path)
 		}
 	}
-	if intermediate && s.resume {
+	if intermediate && s.keyed {
 		s.mu.Lock()
 		s.used = append(s.used, ref.Path)
 		s.mu.Unlock()
+	}
+	if intermediate && s.resume {
 		if z, ok := completeArray(ctx, st, ref.Path, meta); ok {
 			s.mu.Lock()
 			s.arrays[a] = z
@@ -414,4 +418,74 @@ func Cleanup() error {
 	}
 	contextDirs.byWorkDir = nil
 	return first
+}
+
+// intermediateRef is where a keyed intermediate lives (see create).
+func (s *storage) intermediateRef(a *plan.Array) (*plan.ZarrRef, error) {
+	key, err := plan.Key(a)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := a.Spec.StorageOptionsMap()
+	if err != nil {
+		return nil, err
+	}
+	return &plan.ZarrRef{Store: s.interDir, Path: key, StorageOptions: opts}, nil
+}
+
+// attach opens, without creating anything, the Zarr array that a computed
+// plan array is written to, as the coordinator's create made it: its
+// target, or its keyed intermediate. A Runner's workers call it. A missing
+// intermediate is an error naming it, never an array of fill values.
+func (s *storage) attach(ctx context.Context, a *plan.Array) error {
+	ref := a.Target
+	intermediate := ref == nil
+	if intermediate {
+		var err error
+		if ref, err = s.intermediateRef(a); err != nil {
+			return err
+		}
+	}
+	st, err := s.store(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if ref.Existing {
+		_, err := s.openExisting(ctx, a, st, ref)
+		return err
+	}
+	z, err := zarr.OpenArray(ctx, st, ref.Path)
+	if err != nil {
+		return fmt.Errorf("engine: %s is missing from %s (path %q): %w", a.Name, ref.Store, ref.Path, err)
+	}
+	z.SetWriteEmptyChunks(intermediate)
+	s.mu.Lock()
+	s.arrays[a] = z
+	s.mu.Unlock()
+	return nil
+}
+
+// complete reports whether a's keyed intermediate is already stored whole.
+func (s *storage) complete(ctx context.Context, a *plan.Array) bool {
+	ref, err := s.intermediateRef(a)
+	if err != nil {
+		return false
+	}
+	st, err := s.store(ctx, ref)
+	if err != nil {
+		return false
+	}
+	chunk := a.ChunkShape()
+	for i, c := range chunk {
+		chunk[i] = max(c, 1)
+	}
+	meta := zarr.ArrayMetadata{Shape: a.Shape, ChunkShape: chunk, DataType: a.DType}
+	if !plan.IsRegular(a.Chunks) {
+		meta.Shape = make([]int, a.NDim())
+		for i, c := range chunk {
+			meta.Shape[i] = c * len(a.Chunks[i])
+		}
+	}
+	_, ok := completeArray(ctx, st, ref.Path, meta)
+	return ok
 }
