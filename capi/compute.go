@@ -28,13 +28,16 @@ type job struct {
 	err    error
 	plan   *plan.Plan
 	events *engine.EventBuffer
+	// runner hands batches to Python when the computation was started
+	// with "runner": "remote" (capi/runner.go).
+	runner *remoteRunner
 }
 
 // The option keys of cg_compute_start and cg_plan (docs/capi.md).
 var (
 	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
 		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume", "intermediate_mem",
-		"max_total_source_arrays", "max_total_num_input_blocks"}
+		"max_total_source_arrays", "max_total_num_input_blocks", "runner", "tasks_per_batch"}
 	planKeys = []string{"optimize_graph", "dot", "max_total_source_arrays", "max_total_num_input_blocks"}
 )
 
@@ -116,6 +119,17 @@ func computeOptions(a args) (engine.Options, error) {
 	if o.IntermediateMem, err = a.int64("intermediate_mem", 0); err != nil {
 		return o, err
 	}
+	if o.TasksPerBatch, err = a.integer("tasks_per_batch", 0); err != nil {
+		return o, err
+	}
+	switch runner, err := a.str("runner", ""); {
+	case err != nil:
+		return o, err
+	case runner == "remote":
+		o.Runner = newRemoteRunner()
+	case runner != "":
+		return o, plan.Errorf(plan.ErrValue, "unknown runner %q: use \"remote\" (or leave it out to run in this process)", runner)
+	}
 	return o, nil
 }
 
@@ -144,6 +158,9 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		j := &job{cancel: cancel, done: make(chan struct{}), plan: p, events: engine.NewEventBuffer(0)}
+		if rr, ok := opts.Runner.(*remoteRunner); ok {
+			j.runner = rr
+		}
 		go func() {
 			defer close(j.done)
 			defer func() {

@@ -54,8 +54,10 @@ __all__ = [
     "set_gc_percent",
     "set_max_procs",
     "set_memory_limit",
+    "run_tasks",
     "set_python_callback",
     "shutdown",
+    "sync_environ",
     "version",
 ]
 
@@ -111,6 +113,14 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_job_read": ([_u64, _i64, ctypes.c_void_p, _i64, _c_char_pp], _i32),
     "cg_job_stats": ([_u64, _c_char_pp, _c_char_pp], _i32),
     "cg_job_events": ([_u64, _c_char_pp, _c_char_pp], _i32),
+    "cg_job_poll_batches": ([_u64, _i64, _c_char_pp, _c_char_pp], _i32),
+    "cg_job_batch_done": ([_u64, _i64, ctypes.c_char_p, _c_char_pp], _i32),
+    "cg_run_tasks": (
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, _c_char_pp, _c_char_pp],
+        _i32,
+    ),
+    "cg_setenv": ([ctypes.c_char_p, ctypes.c_char_p, _c_char_pp], _i32),
+    "cg_unsetenv": ([ctypes.c_char_p, _c_char_pp], _i32),
     "cg_job_release": ([_u64], _i32),
     "cg_plan": ([_c_uint64_p, _i64, ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
     "cg_arrays_to_json": ([_c_uint64_p, _i64, _c_char_pp, _c_char_pp], _i32),
@@ -197,7 +207,7 @@ def _check_process() -> None:
 
 def library() -> ctypes.CDLL:
     """The loaded library, loading it on first use."""
-    global _lib, _lib_path, _pid
+    global _lib, _lib_path, _pid, _synced_environ
     if _lib is not None:
         _check_process()
         return _lib
@@ -221,6 +231,8 @@ def library() -> ctypes.CDLL:
         if not override:
             _warn_if_stale(path)
         lib.cg_set_python_callback(pyfunc.pointer())
+        # Go copied the C environment, which os.environ writes through to, as it loaded.
+        _synced_environ = dict(os.environ)
         _pid = os.getpid()
         _lib_path = str(path)
         _lib = lib
@@ -454,6 +466,31 @@ class Job:
             _raise(status, err, "cg_job_events")
         return json.loads(_take_string(out))
 
+    def poll_batches(self, timeout_ms: int = 0) -> list[dict]:
+        """``cg_job_poll_batches``: the batches the engine queued for a remote runner.
+
+        Waits up to *timeout_ms* for the first one; each is ``{"id", "op", "blocks",
+        "dir", "attempt", "backup"}`` (docs/capi.md "Distributed execution").
+        """
+        lib = library()
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_job_poll_batches(
+            self.handle, timeout_ms, ctypes.byref(out), ctypes.byref(err)
+        )
+        if status != CG_OK:
+            _take_string(out)
+            _raise(status, err, "cg_job_poll_batches")
+        return json.loads(_take_string(out))
+
+    def batch_done(self, batch_id: int, result: dict) -> None:
+        """``cg_job_batch_done``: report a batch (``{"stats"}`` or ``{"error", "permanent"}``)."""
+        lib = library()
+        err = ctypes.c_void_p()
+        payload = json.dumps(result).encode()
+        status = lib.cg_job_batch_done(self.handle, batch_id, payload, ctypes.byref(err))
+        if status != CG_OK:
+            _raise(status, err, "cg_job_batch_done")
+
     def release(self) -> None:
         if self._released:
             return
@@ -474,6 +511,7 @@ def compute(handles: list[int], options: dict) -> Job:
     lib = library()
     array, n = _handles(handles)
     job, err = ctypes.c_uint64(0), ctypes.c_void_p()
+    sync_environ()
     status = lib.cg_compute_start(array, n, _dumps(options), ctypes.byref(job), ctypes.byref(err))
     if status != CG_OK:
         _raise(status, err, "compute")
@@ -549,7 +587,64 @@ def arrays_from_json(graph: str) -> list[dict]:
     return json.loads(_take_string(out))["arrays"]
 
 
+def run_tasks(graph: str, options: dict, batch: dict) -> list[dict]:
+    """``cg_run_tasks``: run a batch of tasks of a plan in this process (a worker's call).
+
+    *graph* is :func:`arrays_to_json` of the computation's arrays, *options* its
+    fusion options; the plan rebuilt from them is cached, so the batches of one
+    computation decode it once per process. Returns each task's stats.
+    """
+    lib = library()
+    sync_environ()
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_run_tasks(
+        graph.encode(),
+        json.dumps(options).encode(),
+        json.dumps(batch).encode(),
+        ctypes.byref(out),
+        ctypes.byref(err),
+    )
+    if status != CG_OK:
+        _take_string(out)
+        _raise(status, err, "run_tasks")
+    return json.loads(_take_string(out))
+
+
 # ----------------------------------------------------------------------------- runtime knobs
+
+#: The environment as the library last saw it (see :func:`sync_environ`).
+_synced_environ: dict[str, str] | None = None
+_environ_lock = threading.Lock()
+
+
+def sync_environ() -> None:
+    """Make the library see ``os.environ`` as it is now.
+
+    Go copies the environment when the library loads, so variables set from
+    Python later (credentials, ``AWS_ENDPOINT_URL``...) are invisible to its
+    stores; this sets and unsets in Go what changed since the last call. Every
+    computation and every worker call syncs first.
+    """
+    global _synced_environ
+    lib = library()
+    with _environ_lock:
+        now = dict(os.environ)
+        before = _synced_environ or {}
+        changed = [(k, v) for k, v in now.items() if before.get(k) != v]
+        removed = [k for k in before if k not in now]
+        for name, value in changed:
+            if not name or "=" in name or "\x00" in name + value:
+                continue
+            err = ctypes.c_void_p()
+            status = lib.cg_setenv(name.encode(), value.encode(), ctypes.byref(err))
+            if status != CG_OK:
+                _raise(status, err, "cg_setenv")
+        for name in removed:
+            err = ctypes.c_void_p()
+            status = lib.cg_unsetenv(name.encode(), ctypes.byref(err))
+            if status != CG_OK:
+                _raise(status, err, "cg_unsetenv")
+        _synced_environ = now
 
 
 def set_max_procs(n: int) -> int:

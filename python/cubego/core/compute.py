@@ -15,8 +15,10 @@ import numpy as np
 
 from cubego.binding import libcubego
 from cubego.core.config import config
-from cubego.core.plan import FinalizedPlan, fusion_options, handles
+from cubego.core.plan import FUSION_BOUNDS, FinalizedPlan, fusion_options, handles
 from cubego.core.spec import common, parse_size
+from cubego.runtime.create import create_executor, is_remote
+from cubego.runtime.remote import RemoteExecutor, drive
 from cubego.runtime.types import (
     Callback,
     ComputeEndEvent,
@@ -26,7 +28,7 @@ from cubego.runtime.types import (
     TaskEndEvent,
 )
 
-__all__ = ["compute", "last_stats", "options", "run"]
+__all__ = ["ENGINE_OPTIONS", "compute", "execution", "last_stats", "options", "run"]
 
 _last_stats: dict | None = None
 
@@ -64,42 +66,79 @@ def _executor_name(executor: Any) -> str | None:
     return name
 
 
-def options(arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> dict:
-    """The ``options_json`` of ``cg_compute_start``.
+#: Options the engine's scheduler takes whatever the executor; a distributed
+#: executor's other options (Dask's ``compute_kwargs``, Lithops' ``runtime``...)
+#: configure the executor itself.
+ENGINE_OPTIONS = frozenset(
+    {
+        "max_workers",
+        "retries",
+        "batch_size",
+        "use_backups",
+        "compute_arrays_in_parallel",
+        "resume",
+        "intermediate_mem",
+        "process_budget",
+        "tasks_per_batch",
+        "optimize_function",
+        *FUSION_BOUNDS,
+    }
+)
+
+
+def execution(
+    arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict
+) -> tuple[dict, RemoteExecutor | None]:
+    """The ``options_json`` of ``cg_compute_start``, and the distributed executor if any.
 
     The executor is, in order: the *executor* argument, the configuration's
     ``executor_name``, ``spec.executor``, ``spec.executor_name``; its options are
     ``spec.executor_options`` updated by an executor object's ``options``, then by
-    the keyword arguments of ``compute`` (e.g.
-    ``max_workers``, ``retries``, ``use_backups``). Options of Cubed's other
-    executors (``use_processes``, ``max_tasks_per_child``) are dropped with a
-    warning; the library rejects any other unknown option with ``ValueError``.
+    the keyword arguments of ``compute`` (e.g. ``max_workers``, ``retries``,
+    ``use_backups``). A distributed executor named by a string is created from
+    them (``create_executor``); the engine gets only the options it schedules
+    with (:data:`ENGINE_OPTIONS`). For the in-process executors, options of
+    Cubed's process executors (``use_processes``, ``max_tasks_per_child``) are
+    dropped with a warning; the library rejects any other unknown option with
+    ``ValueError``.
     """
     spec = common(x.spec for x in arrays)
-    opts: dict[str, Any] = {}
     candidates = (executor, config.get("executor_name", None), spec.executor)
     chosen = next((e for e in candidates if e is not None), spec.executor_name)
     name = _executor_name(chosen)
+    merged: dict[str, Any] = dict(spec.executor_options)
+    if isinstance(getattr(chosen, "options", None), dict):
+        merged.update(chosen.options)  # a DagExecutor's own options
+    merged.update(kwargs)
+    remote = chosen if isinstance(chosen, RemoteExecutor) else None
+    if remote is None and name is not None and is_remote(name):
+        remote = create_executor(name, merged)
+    if remote is not None:
+        opts = {k: v for k, v in merged.items() if k in ENGINE_OPTIONS}
+        opts["runner"] = "remote"
+    else:
+        opts = merged
+        for key in IGNORED_OPTIONS:
+            if key in opts:
+                del opts[key]
+                warnings.warn(
+                    f"cubego: executor option {key!r} does not apply to cubego's in-process "
+                    "executors and is ignored",
+                    UserWarning,
+                    stacklevel=4,
+                )
     if name is not None:
         opts["executor"] = name
-    opts.update(spec.executor_options)
-    if isinstance(getattr(chosen, "options", None), dict):
-        opts.update(chosen.options)  # a DagExecutor's own options
-    opts.update(kwargs)
     opts = fusion_options(opts)
-    for key in IGNORED_OPTIONS:
-        if key in opts:
-            del opts[key]
-            warnings.warn(
-                f"cubego: executor option {key!r} does not apply to cubego's in-process "
-                "executors and is ignored",
-                UserWarning,
-                stacklevel=4,
-            )
     if opts.get("intermediate_mem") is not None:
         opts["intermediate_mem"] = parse_size(opts["intermediate_mem"], "intermediate_mem")
     opts["optimize_graph"] = bool(optimize_graph)
-    return opts
+    return opts, remote
+
+
+def options(arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> dict:
+    """The ``options_json`` of ``cg_compute_start`` (see :func:`execution`)."""
+    return execution(arrays, executor, optimize_graph, kwargs)[0]
 
 
 _HOOKS = ("on_compute_start", "on_compute_end", "on_operation_start", "on_operation_end")
@@ -196,15 +235,35 @@ def run(
     global _last_stats
     kwargs = dict(kwargs)
     callbacks = _callbacks(kwargs.pop("callbacks", None))
-    job = libcubego.compute(
-        handles(arrays, "compute"), options(arrays, executor, optimize_graph, kwargs)
-    )
+    array_handles = handles(arrays, "compute")
+    opts, remote = execution(arrays, executor, optimize_graph, kwargs)
+    dispatch = _Dispatcher if callbacks else None
+    if remote is None:
+        job = libcubego.compute(array_handles, opts)
+        try:
+            job.wait(on_cycle=dispatch(job, callbacks) if dispatch else None)
+            _last_stats = job.stats()
+        except BaseException:
+            job.release()
+            raise
+        return job
+    # A distributed executor: check the workers' memory and connect before
+    # anything runs, then hand the engine's batches to the workers.
+    spec = common(x.spec for x in arrays)
+    session = remote.open(spec.allowed_mem)
     try:
-        job.wait(on_cycle=_Dispatcher(job, callbacks) if callbacks else None)
-        _last_stats = job.stats()
-    except BaseException:
-        job.release()
-        raise
+        opts.setdefault("max_workers", session.max_workers)
+        graph = libcubego.arrays_to_json(array_handles)
+        fusion = {k: opts[k] for k in ("optimize_graph", *FUSION_BOUNDS) if k in opts}
+        job = libcubego.compute(array_handles, opts)
+        try:
+            drive(job, session, graph, fusion, dispatch(job, callbacks) if dispatch else None)
+            _last_stats = job.stats()
+        except BaseException:
+            job.release()
+            raise
+    finally:
+        session.close()
     return job
 
 

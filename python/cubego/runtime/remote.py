@@ -21,7 +21,7 @@ from typing import Any
 
 from cubego.runtime.types import DagExecutor
 
-__all__ = ["RemoteExecutor", "Session", "check_worker_memory"]
+__all__ = ["RemoteExecutor", "Session", "check_worker_memory", "drive"]
 
 
 class Session:
@@ -85,3 +85,64 @@ def check_worker_memory(engine: str, worker_mem: int | None, allowed_mem: int, w
             f"allowed_mem of {allowed_mem} bytes that one task may use; give workers more "
             "memory or lower Spec(allowed_mem=...)"
         )
+
+
+def drive(
+    job: Any,
+    session: Session,
+    graph: str,
+    options: dict,
+    on_cycle: Callable[[], None] | None = None,
+) -> None:
+    """Run *job* (started with ``"runner": "remote"``) on *session* until it finishes.
+
+    The calling thread hands the batches the engine queues to the session, reports
+    each as its future completes (so a lost worker costs only its own calls), and
+    calls *on_cycle* (event dispatch) in between. On failure the original exception
+    of a chunk function that raised in a worker is raised, as in process.
+    """
+    from cubego.runtime.worker import run_batch
+
+    inflight: dict[concurrent.futures.Future, dict] = {}
+    raised: list[BaseException] = []
+
+    def pump() -> None:
+        for batch in job.poll_batches(timeout_ms=0 if inflight else 20):
+            inflight[session.submit(run_batch, graph, options, batch)] = batch
+        if inflight:
+            done, _ = concurrent.futures.wait(
+                list(inflight), timeout=0.02, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for future in done:
+                batch = inflight.pop(future)
+                job.batch_done(batch["id"], _result(future, raised))
+        if on_cycle is not None:
+            on_cycle()
+
+    try:
+        job.wait(timeout_ms=0, on_cycle=pump)
+    except Exception as e:
+        if raised and raised[0] is not e:
+            raise raised[0] from e
+        raise
+    finally:
+        for future in inflight:
+            future.cancel()
+
+
+def _result(future: concurrent.futures.Future, raised: list[BaseException]) -> dict:
+    """A finished call's report for ``cg_job_batch_done``; keeps the exceptions workers raised."""
+    try:
+        result = future.result()
+    except BaseException as e:  # noqa: BLE001 - the engine lost the call: the batch may run again
+        return {"error": f"{type(e).__name__}: {e}", "permanent": False}
+    if "error" in result and result.get("permanent") and result.get("exception"):
+        import base64
+
+        import cloudpickle
+
+        try:
+            raised.append(cloudpickle.loads(base64.b64decode(result["exception"])))
+        except Exception:  # noqa: BLE001, S110 - the message still says what happened
+            pass
+    return {k: result[k] for k in ("stats", "error", "permanent") if k in result}

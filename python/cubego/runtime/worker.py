@@ -1,0 +1,52 @@
+"""The function every distributed executor runs in its workers: one batch of tasks.
+
+:func:`run_batch` is imported by reference on the worker (it is part of the
+installed cubego), so a call carries only its arguments: the computation's
+array graph (the same bytes for every call of a computation: engines that can
+broadcast it, or cache it by content, send it once), its fusion options, and
+the batch. The library rebuilds the plan once per process and runs the batch's
+tasks one after another through the C ABI, against the intermediates'
+directory the batch names, and reports each task's timings and memory as
+measured here.
+"""
+
+from __future__ import annotations
+
+import base64
+import traceback
+from typing import Any
+
+from cubego.binding import libcubego
+
+__all__ = ["run_batch"]
+
+#: Errors that may pass if the batch runs again (storage and network hiccups,
+#: a worker short of memory); any other error would only repeat.
+TRANSIENT = (OSError, MemoryError, TimeoutError, ConnectionError)
+
+
+def run_batch(graph: str, options: dict, batch: dict) -> dict[str, Any]:
+    """Run *batch* of the plan of *graph*; return ``{"stats": [...]}`` or the error.
+
+    Never raises for a failed task: the error goes back as ``{"error": message,
+    "permanent": bool, "exception": base64 cloudpickle or None}`` so that every
+    engine delivers it the same way, and the coordinator re-raises the original
+    exception (a chunk function's own) when the computation fails.
+    """
+    try:
+        return {"stats": libcubego.run_tasks(graph, options, batch)}
+    except Exception as e:  # noqa: BLE001 - every failure is reported, typed
+        return {
+            "error": "".join(traceback.format_exception_only(type(e), e)).strip(),
+            "permanent": not isinstance(e, TRANSIENT),
+            "exception": _pickled(e),
+        }
+
+
+def _pickled(e: BaseException) -> str | None:
+    try:
+        import cloudpickle
+
+        return base64.b64encode(cloudpickle.dumps(e)).decode()
+    except Exception:  # noqa: BLE001 - an unpicklable exception travels as its message
+        return None
