@@ -31,6 +31,9 @@ type job struct {
 	// runner hands batches to Python when the computation was started
 	// with "runner": "remote" (capi/runner.go).
 	runner *remoteRunner
+	// workerOptions rebuild, from the same array graph, the plan this job
+	// runs (cg_job_worker_options).
+	workerOptions map[string]any
 }
 
 // The option keys of cg_compute_start and cg_plan (docs/capi.md).
@@ -61,29 +64,62 @@ func checkKeys(a args, what string, known []string) error {
 // "optimize_graph": false, within the bounds "max_total_source_arrays" and
 // "max_total_num_input_blocks" (Cubed's names; 0 for no bound).
 func buildPlan(arrays []*plan.Array, a args) (*plan.Plan, error) {
+	p, _, err := buildPlanStored(arrays, a, nil)
+	return p, err
+}
+
+// buildPlanStored is buildPlan that, for a resumed computation
+// ("resume": true), reads the intermediates an earlier computation left
+// complete instead of fusing their ops in; stored names them by key
+// instead (a worker rebuilding the coordinator's plan). It returns the keys
+// of the intermediates read that way.
+func buildPlanStored(arrays []*plan.Array, a args, stored []string) (*plan.Plan, []string, error) {
 	optimize, err := a.boolean("optimize_graph", true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	bounds := plan.DefaultFuseOptions
 	if bounds.MaxSourceArrays, err = a.integer("max_total_source_arrays", bounds.MaxSourceArrays); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if bounds.MaxInputBlocks, err = a.integer("max_total_num_input_blocks", bounds.MaxInputBlocks); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if bounds.MaxSourceArrays < 0 || bounds.MaxInputBlocks < 0 {
-		return nil, plan.Errorf(plan.ErrValue, "max_total_source_arrays and max_total_num_input_blocks must be ≥ 0 (0: no bound), got %d and %d",
+		return nil, nil, plan.Errorf(plan.ErrValue, "max_total_source_arrays and max_total_num_input_blocks must be ≥ 0 (0: no bound), got %d and %d",
 			bounds.MaxSourceArrays, bounds.MaxInputBlocks)
 	}
 	p, err := plan.Build(arrays)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	resume, err := a.boolean("resume", false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keys []string
+	switch {
+	case stored != nil:
+		want := map[string]bool{}
+		for _, k := range stored {
+			want[k] = true
+		}
+		bounds.Stored = map[*plan.Array]bool{}
+		for _, o := range p.Ops {
+			if k, err := plan.Key(o.Op.Output); err == nil && want[k] {
+				bounds.Stored[o.Op.Output] = true
+			}
+		}
+		keys = stored
+	case resume && optimize:
+		if bounds.Stored, keys, err = engine.StoredIntermediates(context.Background(), p); err != nil {
+			return nil, nil, err
+		}
 	}
 	if optimize {
 		p.FuseWith(bounds)
 	}
-	return p, nil
+	return p, keys, nil
 }
 
 func computeOptions(a args) (engine.Options, error) {
@@ -149,7 +185,7 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 		if err != nil {
 			return err
 		}
-		p, err := buildPlan(outs, a)
+		p, stored, err := buildPlanStored(outs, a, nil)
 		if err != nil {
 			return err
 		}
@@ -160,6 +196,7 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 		j := &job{cancel: cancel, done: make(chan struct{}), plan: p, events: engine.NewEventBuffer(0)}
 		if rr, ok := opts.Runner.(*remoteRunner); ok {
 			j.runner = rr
+			j.workerOptions = workerOptions(a, stored)
 		}
 		go func() {
 			defer close(j.done)

@@ -173,6 +173,34 @@ var workerPlans struct {
 
 const workerPlanCache = 4
 
+// workerKeys are the keys of cg_job_worker_options and of cg_run_tasks's
+// options_json.
+var workerKeys = []string{"optimize_graph", "max_total_source_arrays", "max_total_num_input_blocks", "stored"}
+
+// workerOptions are the options a worker rebuilds a job's plan with.
+func workerOptions(a args, stored []string) map[string]any {
+	out := map[string]any{"stored": append([]string{}, stored...)}
+	for _, k := range workerKeys[:3] {
+		if v, ok := a[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+//export cg_job_worker_options
+func cg_job_worker_options(h C.uint64_t, out **C.char, errOut **C.char) (status C.int32_t) {
+	defer guard(&status, errOut)
+	err := func() error {
+		j, _, err := runnerOf(h)
+		if err != nil {
+			return err
+		}
+		return setJSON(j.workerOptions, out)
+	}()
+	return setError(err, errOut)
+}
+
 func workerPlan(graph, opts string) (*plan.Plan, error) {
 	sum := sha256.Sum256([]byte(opts + "\x00" + graph))
 	key := string(sum[:])
@@ -186,14 +214,24 @@ func workerPlan(graph, opts string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKeys(a, "worker", []string{"optimize_graph", "max_total_source_arrays", "max_total_num_input_blocks"}); err != nil {
+	if err := checkKeys(a, "worker", workerKeys); err != nil {
 		return nil, err
+	}
+	var stored []string
+	if v, ok := a["stored"]; ok {
+		list, _ := v.([]any)
+		stored = []string{}
+		for _, k := range list {
+			if s, ok := k.(string); ok {
+				stored = append(stored, s)
+			}
+		}
 	}
 	outs, err := plan.Unmarshal([]byte(graph))
 	if err != nil {
 		return nil, err
 	}
-	if p, err = buildPlan(outs, a); err != nil {
+	if p, _, err = buildPlanStored(outs, a, stored); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cubego/cubego/plan"
 )
@@ -37,11 +38,23 @@ func (r *Result) Read(ctx context.Context, i int, dst []byte) error {
 func (r *Result) Outputs() []*plan.Array { return r.job.plan.Outputs }
 
 // Close removes the computation's intermediates. Targets written with
-// to_zarr stay.
+// to_zarr stay, and so do, in a resumable computation, the stored arrays it
+// was asked for: a later resumed computation reading them (d = -c after c)
+// finds them complete.
 func (r *Result) Close() error {
-	r.job.storage.close()
-	if r.job.storage.keyed {
-		return r.job.storage.removeUsed()
+	s := r.job.storage
+	s.close()
+	if !s.keyed {
+		return removeLocal(r.job.dir)
 	}
-	return removeLocal(r.job.dir)
+	if s.resume {
+		keep := map[string]bool{}
+		for _, a := range r.job.plan.Outputs {
+			if k, err := plan.Key(a); err == nil {
+				keep[k] = true
+			}
+		}
+		s.used = slices.DeleteFunc(s.used, func(p string) bool { return keep[p] })
+	}
+	return s.removeUsed()
 }

@@ -283,3 +283,38 @@ func (j *job) markUnneeded(ctx context.Context) error {
 	}
 	return nil
 }
+
+// StoredIntermediates returns the arrays of p, built but not yet fused,
+// whose keyed intermediates an earlier computation left complete under
+// IntermediateDir(p.Spec.WorkDir), with their keys. A resumed computation
+// fuses with plan.FuseOptions.Stored set to them, so that it reads them
+// instead of computing them again inside a fused op.
+func StoredIntermediates(ctx context.Context, p *plan.Plan) (map[*plan.Array]bool, []string, error) {
+	s := newStorage(resumeDir(p.Spec.WorkDir))
+	s.keyed = true
+	defer s.close()
+	final := map[*plan.Array]bool{}
+	for _, a := range p.Outputs {
+		final[a] = true
+	}
+	stored := map[*plan.Array]bool{}
+	var keys []string
+	for _, o := range p.Ops {
+		a := o.Op.Output
+		if a.Target != nil || final[a] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if s.complete(ctx, a) {
+			k, err := plan.Key(a)
+			if err != nil {
+				return nil, nil, err
+			}
+			stored[a] = true
+			keys = append(keys, k)
+		}
+	}
+	return stored, keys, nil
+}

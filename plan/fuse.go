@@ -36,7 +36,7 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 			changed = false
 			for _, a := range cur.InputArrays() {
 				prod, ok := producer[a]
-				if !ok || removed[prod] || outputs[a] || a.Target != nil || consumers[a] != 1 {
+				if !ok || removed[prod] || outputs[a] || a.Target != nil || consumers[a] != 1 || bounds.Stored[a] {
 					continue
 				}
 				fused := fuseInto(cur, prod.Op)

@@ -11,6 +11,10 @@ import "sort"
 type FuseOptions struct {
 	MaxSourceArrays int
 	MaxInputBlocks  int
+	// Stored are arrays already computed and stored (a resumed computation
+	// found them complete): their readers read them instead of fusing in
+	// the ops that compute them.
+	Stored map[*Array]bool
 }
 
 // DefaultFuseOptions are Cubed's defaults (max_total_source_arrays=4,

@@ -1,12 +1,5 @@
 """Zarr v2/v3 interop with zarr-python, regions, shards, and S3 (moto on loopback)."""
 
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import numpy as np
 import pytest
 import zarr
@@ -165,64 +158,6 @@ def test_intermediate_compressors(tmp_path, compressor):
 
 
 # ----------------------------------------------------------------------------- S3 on moto
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3():
-    """A moto S3 server on loopback for this module, stopped afterwards."""
-    if shutil.which("moto_server") is None and not _has_moto():
-        pytest.skip("moto[server] is not installed")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(endpoint, timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("moto server did not start")
-        import boto3
-
-        client = boto3.client(
-            "s3",
-            endpoint_url=endpoint,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        )
-        client.create_bucket(Bucket="cubego-test")
-        options = {
-            "endpoint_url": endpoint,
-            "key": "test",
-            "secret": "test",
-            "region": "us-east-1",
-        }
-        yield client, options
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def _has_moto():
-    try:
-        import moto.server  # noqa: F401
-
-        return True
-    except ImportError:
-        return False
 
 
 def test_s3_round_trip(s3, spec):

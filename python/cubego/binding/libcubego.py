@@ -115,6 +115,7 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_job_events": ([_u64, _c_char_pp, _c_char_pp], _i32),
     "cg_job_poll_batches": ([_u64, _i64, _c_char_pp, _c_char_pp], _i32),
     "cg_job_batch_done": ([_u64, _i64, ctypes.c_char_p, _c_char_pp], _i32),
+    "cg_job_worker_options": ([_u64, _c_char_pp, _c_char_pp], _i32),
     "cg_run_tasks": (
         [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, _c_char_pp, _c_char_pp],
         _i32,
@@ -480,6 +481,16 @@ class Job:
         if status != CG_OK:
             _take_string(out)
             _raise(status, err, "cg_job_poll_batches")
+        return json.loads(_take_string(out))
+
+    def worker_options(self) -> dict:
+        """``cg_job_worker_options``: what workers rebuild this job's plan with."""
+        lib = library()
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_job_worker_options(self.handle, ctypes.byref(out), ctypes.byref(err))
+        if status != CG_OK:
+            _take_string(out)
+            _raise(status, err, "cg_job_worker_options")
         return json.loads(_take_string(out))
 
     def batch_done(self, batch_id: int, result: dict) -> None:

@@ -254,10 +254,12 @@ def run(
     try:
         opts.setdefault("max_workers", session.max_workers)
         graph = libcubego.arrays_to_json(array_handles)
-        fusion = {k: opts[k] for k in ("optimize_graph", *FUSION_BOUNDS) if k in opts}
         job = libcubego.compute(array_handles, opts)
         try:
-            drive(job, session, graph, fusion, dispatch(job, callbacks) if dispatch else None)
+            worker_options = job.worker_options()
+            drive(
+                job, session, graph, worker_options, dispatch(job, callbacks) if dispatch else None
+            )
             _last_stats = job.stats()
         except BaseException:
             job.release()

@@ -14,6 +14,7 @@ __all__ = ["EXECUTORS", "create_executor", "is_remote"]
 EXECUTORS: dict[str, str] = {
     "threads": "cubego.runtime.executors.local:ThreadsExecutor",
     "single-threaded": "cubego.runtime.executors.local:SingleThreadedExecutor",
+    "processes": "cubego.runtime.executors.local:ProcessesExecutor",
 }
 
 #: The executors that run tasks in this process; every other one is distributed.

@@ -1,10 +1,15 @@
-"""The in-process executors: the Go engine's own workers, in this process."""
+"""Executors on this machine: the Go engine's own workers in this process
+(``threads``, ``single-threaded``), or worker processes (``processes``)."""
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
+from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
 from cubego.runtime.types import DagExecutor
 
-__all__ = ["SingleThreadedExecutor", "ThreadsExecutor"]
+__all__ = ["ProcessSession", "ProcessesExecutor", "SingleThreadedExecutor", "ThreadsExecutor"]
 
 
 class ThreadsExecutor(DagExecutor):
@@ -22,3 +27,80 @@ class SingleThreadedExecutor(DagExecutor):
     """Tasks run one at a time, in order: for debugging and deterministic tests."""
 
     name = "single-threaded"
+
+
+class ProcessSession(Session):
+    """A :class:`~cubego.runtime.executors._pool.ProcessPool` as a session."""
+
+    def __init__(self, n: int, max_tasks_per_child: int | None):
+        from cubego.runtime.executors._pool import ProcessPool
+
+        self.max_workers = n
+        self.pool = ProcessPool(n, max_tasks_per_child)
+
+    def submit(self, fn: Any, /, *args: Any) -> Any:
+        return self.pool.submit(fn, *args)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class ProcessesExecutor(RemoteExecutor):
+    """Tasks run in worker processes on this machine (spawned, never forked).
+
+    Options: ``max_workers`` (default: the number of CPUs), ``max_tasks_per_child``
+    (replace a worker after that many calls; default: never), ``use_processes``
+    (the multiprocessing start method: ``"spawn"``, the default, or
+    ``"forkserver"``; ``"fork"`` is refused, since a forked child cannot run the
+    Go library). A worker that dies (killed, out of memory) costs only the batch it
+    was running, which the engine retries; a new worker takes its place. Each
+    worker must have room for ``allowed_mem``: total RAM / ``max_workers``.
+    """
+
+    name = "processes"
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        method = options.get("use_processes", "spawn")
+        if method is True or method is None:
+            method = "spawn"
+        if method == "fork":
+            raise ValueError(
+                "processes executor: use_processes='fork' cannot run libcubego in the child "
+                "(the Go runtime does not survive fork); use 'spawn' or 'forkserver'"
+            )
+        if method not in ("spawn", "forkserver"):
+            raise ValueError(
+                f"processes executor: use_processes must be 'spawn' or 'forkserver', got {method!r}"
+            )
+        self._max_workers = _positive(options.get("max_workers"), "max_workers") or os.cpu_count()
+        self._max_tasks = _positive(options.get("max_tasks_per_child"), "max_tasks_per_child")
+
+    def open(self, allowed_mem: int) -> Session:
+        total = _total_memory()
+        check_worker_memory(
+            "processes",
+            None if total is None else total // self._max_workers,
+            allowed_mem,
+            f"total memory / max_workers {self._max_workers}",
+        )
+        return ProcessSession(self._max_workers, self._max_tasks)
+
+
+def _positive(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"processes executor: {what} must be a positive integer, got {value!r}")
+    return value
+
+
+def _total_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
