@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -356,4 +357,71 @@ func ExampleExecute_memoryExceeded() {
 	// Output:
 	// projected 24.0 MB allowed 10.0 MB
 	// use smaller chunks (its largest chunk is 8.0 MB) or increase allowed_mem
+}
+
+// With Resume, intermediates are kept under the work dir, named by what
+// they compute (plan.Key): a computation that failed can be run again and
+// skips every op whose output is already complete.
+func ExampleExecute_resume() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "cubego-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	spec := &plan.Spec{WorkDir: dir, AllowedMem: 100_000_000}
+	opts := engine.Options{Resume: true, Retries: 0}
+
+	// e = exp(x) is an intermediate of both computations below.
+	exp := func() *plan.Array {
+		x, err := ops.Random([]int{1000}, ops.Float64, 3, 100, spec)
+		if err != nil {
+			log.Fatal(err)
+		}
+		e, err := ops.Elemwise("exp", ops.Operand{Array: x})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return e
+	}
+
+	// The first fails after computing e: nanargmax of only NaNs.
+	nan := &plan.Scalar{Kind: 'f', F: math.NaN()}
+	allNaN, err := ops.Elemwise("multiply", ops.Operand{Array: exp()}, ops.Operand{Scalar: nan})
+	if err != nil {
+		log.Fatal(err)
+	}
+	bad, err := ops.ArgReduce("nanargmax", allNaN, nil, false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{bad})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = engine.Execute(ctx, p, opts, nil)
+	var taskErr *engine.TaskError
+	fmt.Println("first computation failed:", errors.As(err, &taskErr))
+
+	// The second finds e complete.
+	total, err := ops.Reduce("sum", exp(), nil, false, nil, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err = plan.Build([]*plan.Array{total})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := engine.Execute(ctx, p, opts, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	for _, o := range res.Stats.Ops {
+		fmt.Println(o.Func, "skipped:", o.Skipped)
+	}
+	// Output:
+	// first computation failed: true
+	// exp skipped: true
+	// sum skipped: false
 }
