@@ -45,8 +45,8 @@
 //	m, _ := ops.Reduce("mean", x, []int{0}, false, nil, 0)
 //	p, _ := plan.Build([]*plan.Array{m})
 //	res, err := engine.Execute(ctx, p, engine.Options{}, nil)
-//	defer res.Close()
 //	means, err := engine.ReadAs[float64](ctx, res, 0)
+//	err = res.Close()
 //
 // [ReadAs] reads an output whole as Go values, [ReadBlocks] one block at a
 // time (for outputs larger than memory), [Result.Read] as bytes. The
