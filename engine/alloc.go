@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/arrow/memory/mallocator"
 )
 
 // Allocator hands out chunk buffers from C memory (so they are not Go heap:
@@ -29,7 +28,7 @@ type Allocator struct {
 // NewAllocator returns an allocator backed by C malloc, keeping no freed
 // buffers until SetPoolLimit.
 func NewAllocator() *Allocator {
-	return &Allocator{mem: mallocator.NewMallocator(), free: map[int][][]byte{}}
+	return &Allocator{mem: newCAllocator(), free: map[int][][]byte{}}
 }
 
 // SetPoolLimit bounds the bytes in use plus the bytes of freed buffers kept

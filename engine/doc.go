@@ -45,6 +45,10 @@
 //	m, _ := ops.Reduce("mean", x, []int{0}, false, nil, 0)
 //	p, _ := plan.Build([]*plan.Array{m})
 //	res, err := engine.Execute(ctx, p, engine.Options{}, nil)
-//	buf := make([]byte, m.NBytes())
-//	err = res.Read(ctx, 0, buf)
+//	means, err := engine.ReadAs[float64](ctx, res, 0)
+//	err = res.Close()
+//
+// [ReadAs] reads an output whole as Go values, [ReadBlocks] one block at a
+// time (for outputs larger than memory), [Result.Read] as bytes. The
+// package's examples run these steps end to end; docs/go.md is the guide.
 package engine

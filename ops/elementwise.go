@@ -91,7 +91,8 @@ func (c category) accepts(d DType) bool {
 	return true
 }
 
-// Elemwise applies an elementwise function to arrays and scalars with
+// Elemwise applies the elementwise function fn (one of the names listed in
+// the package documentation, "Function names") to arrays and scalars with
 // broadcasting and type promotion. At least one operand must be an array.
 func Elemwise(fn string, operands ...Operand) (*plan.Array, error) {
 	f, ok := elemFuncs[fn]

@@ -36,9 +36,10 @@ func linalgCore(fn string) string { return "linalg_" + fn }
 // the stacks of matrices in the last two dimensions of x (and, for "solve",
 // of the right-hand sides b, shaped (..., n, k) with x's batch shape).
 //
-// fn is one of kernels.LinalgFuncs; a decomposition with several outputs
-// has one function per output, each computing the whole decomposition
-// (e.g. "qr_q" and "qr_r"), so asking for both factors factorizes twice.
+// fn is one of the names listed in the package documentation ("Function
+// names"); a decomposition with several outputs has one function per
+// output, each computing the whole decomposition (e.g. "qr_q" and "qr_r"),
+// so asking for both factors factorizes twice.
 //
 // Each matrix must fit one task: x is rechunked so that its last two
 // dimensions are whole, keeping its batch chunks when the blocks fit

@@ -115,7 +115,7 @@ func Var(fn string, x *plan.Array, axes []int, keepdims bool, correction float64
 // takes two passes over x (the mean, then the squared deviations).
 func Moments(fn string, x *plan.Array, axes []int, keepdims bool, correction float64, dtype *DType, split Split) (*plan.Array, error) {
 	rk, ok := recordKinds[fn]
-	if !ok || rk.arg {
+	if !ok || rk.arg || rk.complex { // cvar and cstd are chosen below, for complex data
 		return nil, plan.Errorf(plan.ErrNotImplemented, "unknown moments reduction %q", fn)
 	}
 	if !IsNumeric(x.DType) {

@@ -94,6 +94,9 @@ func NormalizeAxes(axes []int, ndim int, fn string) ([]int, error) {
 	return out, nil
 }
 
+// reductions are the functions of Reduce (package doc: "Function names").
+var reductions = []string{"all", "any", "max", "mean", "min", "prod", "sum"}
+
 // Reduce reduces x along axes with fn ("sum", "prod", "min", "max",
 // "mean", "any", "all") as a tree of fold rounds (see Split). dtype, when
 // not nil, is the accumulation and result dtype; splitEvery ≤ 0 lets
@@ -104,6 +107,9 @@ func Reduce(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DType, s
 
 // ReduceSplit is Reduce with the fan-in given per axis or chosen by cubego.
 func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DType, split Split) (*plan.Array, error) {
+	if !slices.Contains(reductions, fn) {
+		return nil, plan.Errorf(plan.ErrNotImplemented, "unknown reduction %q", fn)
+	}
 	axes, err := NormalizeAxes(axes, x.NDim(), fn)
 	if err != nil {
 		return nil, err

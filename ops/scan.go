@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/cubego/cubego/plan"
 )
 
@@ -22,12 +24,18 @@ func normAxis(fn string, axis, ndim int) (int, error) {
 	return axis, nil
 }
 
+// cumulatives are the functions of Cumulative.
+var cumulatives = []string{"cumprod", "cumsum"}
+
 // Cumulative returns the cumulative sum (fn "cumsum") or product
 // ("cumprod") along axis. Each block is scanned on its own; the totals of
 // the blocks before each block (an exclusive scan of the block totals) are
 // then combined in, so every element is read twice and nothing is held
 // beyond one block. includeInitial prepends the identity.
 func Cumulative(fn string, x *plan.Array, axis int, dtype *DType, includeInitial bool) (*plan.Array, error) {
+	if !slices.Contains(cumulatives, fn) {
+		return nil, plan.Errorf(plan.ErrNotImplemented, "unknown cumulative function %q", fn)
+	}
 	if x.NDim() == 0 {
 		return nil, plan.Errorf(plan.ErrValue, "%s needs an array with at least one dimension", fn)
 	}
