@@ -15,6 +15,7 @@ EXECUTORS: dict[str, str] = {
     "threads": "cubego.runtime.executors.local:ThreadsExecutor",
     "single-threaded": "cubego.runtime.executors.local:SingleThreadedExecutor",
     "processes": "cubego.runtime.executors.local:ProcessesExecutor",
+    "dask": "cubego.runtime.executors.dask:DaskExecutor",
 }
 
 #: The executors that run tasks in this process; every other one is distributed.
