@@ -4,7 +4,10 @@
 Go C ABI package (``./capi``) with ``go build -buildmode=c-shared`` into a staging
 directory and zips it together with the Python package into a
 ``py3-none-<platform>`` wheel: the library does not link libpython, so one wheel
-serves every Python 3.
+serves every Python 3. The platform tag is read from the built library
+(``wheel_tag.py``): ``manylinux_2_X_<arch>`` where 2.X is the newest glibc symbol
+version it needs, so PyPI accepts the wheel and pip installs it on every Linux
+with that glibc or newer; see docs/capi.md ("Wheels and the glibc they need").
 
 ``pip install -e .`` calls :func:`build_editable`, which builds the library into
 the source tree (``python/cubego/libcubego.so``) and emits a wheel holding only a
@@ -35,6 +38,8 @@ import time
 import tomllib
 import zipfile
 from pathlib import Path
+
+from wheel_tag import platform_tags
 
 ROOT = Path.cwd()
 
@@ -125,11 +130,25 @@ def _entry_points() -> str:
 
 
 def _platform_tag() -> str:
+    """The build machine's own platform tag (``linux_x86_64``): the fallback."""
     return sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
+def _wheel_tag(library: Path) -> str:
+    """The wheel's compressed tag set, e.g. ``py3-none-manylinux_2_34_x86_64``.
+
+    ``py3-none``: the library is reached through ctypes and does not link
+    libpython, so one wheel serves every Python 3. The platform part comes from
+    the library itself (wheel_tag.py).
+    """
+    return "py3-none-" + ".".join(platform_tags(library, _platform_tag()))
+
+
 def _wheel_file(tag: str) -> str:
-    return f"Wheel-Version: 1.0\nGenerator: cubego-backend\nRoot-Is-Purelib: false\nTag: {tag}\n"
+    """The WHEEL file: one ``Tag`` line per tag of the compressed set (PEP 425)."""
+    python, abi, platforms = tag.split("-")
+    lines = "".join(f"Tag: {python}-{abi}-{p}\n" for p in platforms.split("."))
+    return f"Wheel-Version: 1.0\nGenerator: cubego-backend\nRoot-Is-Purelib: false\n{lines}"
 
 
 # ----------------------------------------------------------------------------- Go build
@@ -254,11 +273,12 @@ def get_requires_for_build_editable(config_settings=None):
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    # No WHEEL file: its tag depends on the library, which is not built yet
+    # (PEP 517 asks for METADATA only; frontends take the tag from the wheel).
     dist_info = f"{_dist_name()}.dist-info"
     target = Path(metadata_directory) / dist_info
     target.mkdir(parents=True, exist_ok=True)
     (target / "METADATA").write_text(_metadata(), encoding="utf-8")
-    (target / "WHEEL").write_text(_wheel_file(f"py3-none-{_platform_tag()}"), encoding="utf-8")
     entry_points = _entry_points()
     if entry_points:
         (target / "entry_points.txt").write_text(entry_points, encoding="utf-8")
@@ -273,14 +293,14 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     settings = _settings()
     package = settings["package"]
     library = settings["library"]
-    tag = f"py3-none-{_platform_tag()}"
     dist = _dist_name()
     dist_info = f"{dist}.dist-info"
-    wheel_name = f"{dist}-{tag}.whl"
 
     with tempfile.TemporaryDirectory(prefix="cubego-build-") as staging:
         built = Path(staging) / package / library
         _build_library(built)
+        tag = _wheel_tag(built)
+        wheel_name = f"{dist}-{tag}.whl"
         out = Path(wheel_directory) / wheel_name
         writer = _WheelWriter(out, dist_info)
         package_dir = ROOT / settings["python-source"] / package
@@ -295,9 +315,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     settings = _settings()
     source = (ROOT / settings["python-source"]).resolve()
-    _build_library(source / settings["package"] / settings["library"])
+    built = source / settings["package"] / settings["library"]
+    _build_library(built)
 
-    tag = f"py3-none-{_platform_tag()}"
+    tag = _wheel_tag(built)
     dist = _dist_name()
     dist_info = f"{dist}.dist-info"
     wheel_name = f"{dist}-{tag}.whl"
