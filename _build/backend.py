@@ -2,7 +2,8 @@
 
 ``pip install .`` and ``pip wheel .`` call :func:`build_wheel`, which compiles the
 Go C ABI package (``./capi``) with ``go build -buildmode=c-shared`` into a staging
-directory and zips it together with the Python package into a
+directory and zips it together with the Python package and the header cgo
+writes (``cubego/include/libcubego.h``, for C and C++ programs) into a
 ``py3-none-<platform>`` wheel: the library does not link libpython, so one wheel
 serves every Python 3. The platform tag is read from the built library
 (``wheel_tag.py``): ``manylinux_2_X_<arch>`` where 2.X is the newest glibc symbol
@@ -73,6 +74,7 @@ def _settings() -> dict:
         "package": tool.get("package", "cubego"),
         "go-package": tool.get("go-package", "./capi"),
         "library": tool.get("library", "libcubego.so"),
+        "header-dir": tool.get("header-dir", "include"),
     }
 
 
@@ -299,6 +301,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     with tempfile.TemporaryDirectory(prefix="cubego-build-") as staging:
         built = Path(staging) / package / library
         _build_library(built)
+        # cgo writes the header of the exports beside the library.
+        header = built.with_suffix(".h")
         tag = _wheel_tag(built)
         wheel_name = f"{dist}-{tag}.whl"
         out = Path(wheel_directory) / wheel_name
@@ -307,6 +311,11 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         for path in _package_files(package_dir, library):
             writer.add_file(f"{package}/{path.relative_to(package_dir).as_posix()}", path)
         writer.add_bytes(f"{package}/{library}", built.read_bytes(), executable=True)
+        # The header goes to <package>/include/, not beside the library: an
+        # include directory that holds headers only, as numpy and pyarrow do, so
+        # `-I` adds nothing else to a C program's search path (docs/capi.md).
+        header_dir = settings["header-dir"].strip("/")
+        writer.add_bytes(f"{package}/{header_dir}/{header.name}", header.read_bytes())
         _write_dist_info(writer, dist_info, tag)
         writer.close()
     return wheel_name
