@@ -10,6 +10,10 @@ serves every Python 3. The platform tag is read from the built library
 version it needs, so PyPI accepts the wheel and pip installs it on every Linux
 with that glibc or newer; see docs/capi.md ("Wheels and the glibc they need").
 
+``build_sdist`` packs the files git knows (less ``sdist-exclude``), which include
+go.mod, go.sum and every Go source: with Go installed, ``pip install
+cubego-*.tar.gz`` builds the same wheel.
+
 ``pip install -e .`` calls :func:`build_editable`, which builds the library into
 the source tree (``python/cubego/libcubego.so``) and emits a wheel holding only a
 ``.pth`` file that puts ``<repo>/python`` on ``sys.path``. After editing Go code,
@@ -75,6 +79,7 @@ def _settings() -> dict:
         "go-package": tool.get("go-package", "./capi"),
         "library": tool.get("library", "libcubego.so"),
         "header-dir": tool.get("header-dir", "include"),
+        "sdist-exclude": tool.get("sdist-exclude", []),
     }
 
 
@@ -338,8 +343,23 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     return wheel_name
 
 
+def _sdist_excluded(path: Path) -> bool:
+    """*path* is, or is under, an entry of ``sdist-exclude`` (repository-relative)."""
+    rel = path.relative_to(ROOT).parts
+    for entry in _settings()["sdist-exclude"]:
+        parts = Path(entry.strip("/")).parts
+        if rel[: len(parts)] == parts:
+            return True
+    return False
+
+
 def _sdist_files() -> list[Path]:
-    """Every file the wheel build needs: the git-visible files, else a filtered walk."""
+    """Every file the wheel build needs, less ``sdist-exclude``."""
+    return [p for p in _source_files() if not _sdist_excluded(p)]
+
+
+def _source_files() -> list[Path]:
+    """The git-visible files, else (in an unpacked sdist) a filtered walk."""
     if (ROOT / ".git").exists():
         try:
             out = subprocess.run(
