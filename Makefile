@@ -73,6 +73,15 @@ fuzz-short:
 pytest: venv $(LIB)
 	$(VPY) -m pytest -q tests
 
+## dist: the sdist, a wheel built from it (as pip builds one from PyPI), and
+## auditwheel's verdict on the wheel's manylinux tag, in dist/ (docs/capi.md)
+.PHONY: dist
+dist: venv
+	rm -rf dist && mkdir -p dist
+	$(VPY) -c 'import sys; sys.path.insert(0, "_build"); import backend; print(backend.build_sdist("dist"))'
+	CUBEGO_GO_TAGS='$(TAGS)' $(VPY) -m pip wheel --no-deps --no-index --no-cache-dir -w dist dist/cubego-*.tar.gz
+	$(VPY) -m auditwheel show dist/cubego-*.whl
+
 ## bench-quick / bench: the side-by-side benchmark suite (benchmarks/README.md); the
 ## peers (Cubed, Dask, zarrs) live in their own venv, installed from the bench extra
 PEERS := benchmarks/.venv-peers

@@ -2,9 +2,17 @@
 
 ``pip install .`` and ``pip wheel .`` call :func:`build_wheel`, which compiles the
 Go C ABI package (``./capi``) with ``go build -buildmode=c-shared`` into a staging
-directory and zips it together with the Python package into a
+directory and zips it together with the Python package and the header cgo
+writes (``cubego/include/libcubego.h``, for C and C++ programs) into a
 ``py3-none-<platform>`` wheel: the library does not link libpython, so one wheel
-serves every Python 3.
+serves every Python 3. The platform tag is read from the built library
+(``wheel_tag.py``): ``manylinux_2_X_<arch>`` where 2.X is the newest glibc symbol
+version it needs, so PyPI accepts the wheel and pip installs it on every Linux
+with that glibc or newer; see docs/capi.md ("Wheels and the glibc they need").
+
+``build_sdist`` packs the files git knows (less ``sdist-exclude``), which include
+go.mod, go.sum and every Go source: with Go installed, ``pip install
+cubego-*.tar.gz`` builds the same wheel.
 
 ``pip install -e .`` calls :func:`build_editable`, which builds the library into
 the source tree (``python/cubego/libcubego.so``) and emits a wheel holding only a
@@ -35,6 +43,8 @@ import time
 import tomllib
 import zipfile
 from pathlib import Path
+
+from wheel_tag import platform_tags
 
 ROOT = Path.cwd()
 
@@ -68,6 +78,8 @@ def _settings() -> dict:
         "package": tool.get("package", "cubego"),
         "go-package": tool.get("go-package", "./capi"),
         "library": tool.get("library", "libcubego.so"),
+        "header-dir": tool.get("header-dir", "include"),
+        "sdist-exclude": tool.get("sdist-exclude", []),
     }
 
 
@@ -125,11 +137,25 @@ def _entry_points() -> str:
 
 
 def _platform_tag() -> str:
+    """The build machine's own platform tag (``linux_x86_64``): the fallback."""
     return sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
+def _wheel_tag(library: Path) -> str:
+    """The wheel's compressed tag set, e.g. ``py3-none-manylinux_2_34_x86_64``.
+
+    ``py3-none``: the library is reached through ctypes and does not link
+    libpython, so one wheel serves every Python 3. The platform part comes from
+    the library itself (wheel_tag.py).
+    """
+    return "py3-none-" + ".".join(platform_tags(library, _platform_tag()))
+
+
 def _wheel_file(tag: str) -> str:
-    return f"Wheel-Version: 1.0\nGenerator: cubego-backend\nRoot-Is-Purelib: false\nTag: {tag}\n"
+    """The WHEEL file: one ``Tag`` line per tag of the compressed set (PEP 425)."""
+    python, abi, platforms = tag.split("-")
+    lines = "".join(f"Tag: {python}-{abi}-{p}\n" for p in platforms.split("."))
+    return f"Wheel-Version: 1.0\nGenerator: cubego-backend\nRoot-Is-Purelib: false\n{lines}"
 
 
 # ----------------------------------------------------------------------------- Go build
@@ -254,11 +280,12 @@ def get_requires_for_build_editable(config_settings=None):
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    # No WHEEL file: its tag depends on the library, which is not built yet
+    # (PEP 517 asks for METADATA only; frontends take the tag from the wheel).
     dist_info = f"{_dist_name()}.dist-info"
     target = Path(metadata_directory) / dist_info
     target.mkdir(parents=True, exist_ok=True)
     (target / "METADATA").write_text(_metadata(), encoding="utf-8")
-    (target / "WHEEL").write_text(_wheel_file(f"py3-none-{_platform_tag()}"), encoding="utf-8")
     entry_points = _entry_points()
     if entry_points:
         (target / "entry_points.txt").write_text(entry_points, encoding="utf-8")
@@ -273,20 +300,27 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     settings = _settings()
     package = settings["package"]
     library = settings["library"]
-    tag = f"py3-none-{_platform_tag()}"
     dist = _dist_name()
     dist_info = f"{dist}.dist-info"
-    wheel_name = f"{dist}-{tag}.whl"
 
     with tempfile.TemporaryDirectory(prefix="cubego-build-") as staging:
         built = Path(staging) / package / library
         _build_library(built)
+        # cgo writes the header of the exports beside the library.
+        header = built.with_suffix(".h")
+        tag = _wheel_tag(built)
+        wheel_name = f"{dist}-{tag}.whl"
         out = Path(wheel_directory) / wheel_name
         writer = _WheelWriter(out, dist_info)
         package_dir = ROOT / settings["python-source"] / package
         for path in _package_files(package_dir, library):
             writer.add_file(f"{package}/{path.relative_to(package_dir).as_posix()}", path)
         writer.add_bytes(f"{package}/{library}", built.read_bytes(), executable=True)
+        # The header goes to <package>/include/, not beside the library: an
+        # include directory that holds headers only, as numpy and pyarrow do, so
+        # `-I` adds nothing else to a C program's search path (docs/capi.md).
+        header_dir = settings["header-dir"].strip("/")
+        writer.add_bytes(f"{package}/{header_dir}/{header.name}", header.read_bytes())
         _write_dist_info(writer, dist_info, tag)
         writer.close()
     return wheel_name
@@ -295,9 +329,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     settings = _settings()
     source = (ROOT / settings["python-source"]).resolve()
-    _build_library(source / settings["package"] / settings["library"])
+    built = source / settings["package"] / settings["library"]
+    _build_library(built)
 
-    tag = f"py3-none-{_platform_tag()}"
+    tag = _wheel_tag(built)
     dist = _dist_name()
     dist_info = f"{dist}.dist-info"
     wheel_name = f"{dist}-{tag}.whl"
@@ -308,8 +343,23 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
     return wheel_name
 
 
+def _sdist_excluded(path: Path) -> bool:
+    """*path* is, or is under, an entry of ``sdist-exclude`` (repository-relative)."""
+    rel = path.relative_to(ROOT).parts
+    for entry in _settings()["sdist-exclude"]:
+        parts = Path(entry.strip("/")).parts
+        if rel[: len(parts)] == parts:
+            return True
+    return False
+
+
 def _sdist_files() -> list[Path]:
-    """Every file the wheel build needs: the git-visible files, else a filtered walk."""
+    """Every file the wheel build needs, less ``sdist-exclude``."""
+    return [p for p in _source_files() if not _sdist_excluded(p)]
+
+
+def _source_files() -> list[Path]:
+    """The git-visible files, else (in an unpacked sdist) a filtered walk."""
     if (ROOT / ".git").exists():
         try:
             out = subprocess.run(

@@ -100,6 +100,7 @@ _i32, _i64, _u64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
 # name: (argtypes, restype). Every export, declared once.
 _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_free": ([ctypes.c_void_p], None),
+    "cg_abi_version": ([], _i32),
     "cg_version": ([_c_char_pp], _i32),
     "cg_op": ([ctypes.c_char_p, ctypes.c_char_p, _c_uint64_p, _i64, _c_char_pp, _c_char_pp], _i32),
     "cg_from_buffer": ([ctypes.c_char_p, ctypes.c_void_p, _i64, _c_char_pp, _c_char_pp], _i32),
@@ -160,6 +161,34 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# The ABI this module is written for (docs/capi.md, "ABI version"): a library
+# is accepted when its major equals ABI_MAJOR and its minor is at least ABI_MINOR.
+ABI_MAJOR, ABI_MINOR = 1, 1
+
+
+def _check_abi(lib: ctypes.CDLL, path: Path) -> None:
+    """Refuse a library that does not speak the ABI this module is written for.
+
+    Called right after opening it, before any other export is looked up: a
+    library of another ABI may lack them, and getattr would fail less helpfully.
+    """
+    fix = f"rebuild it with `make lib`, reinstall cubego, or point ${ENV_VAR} at a matching build"
+    try:
+        abi_version = lib.cg_abi_version
+    except AttributeError:
+        raise OSError(
+            f"cubego: the Go library {path} predates ABI versioning (it has no "
+            f"cg_abi_version) and this cubego needs ABI {ABI_MAJOR}.{ABI_MINOR}; {fix}"
+        ) from None
+    abi_version.argtypes, abi_version.restype = _SIGNATURES["cg_abi_version"]
+    major, minor = divmod(abi_version(), 1000)
+    if major != ABI_MAJOR or minor < ABI_MINOR:
+        raise OSError(
+            f"cubego: the Go library {path} has ABI {major}.{minor} and this cubego needs "
+            f"ABI {ABI_MAJOR}.{ABI_MINOR} or a later {ABI_MAJOR}.x; {fix}"
+        )
 
 
 def _default_path() -> Path:
@@ -225,6 +254,7 @@ def library() -> ctypes.CDLL:
                 f"(or reinstall with `pip install .`), or point ${ENV_VAR} at a build"
             )
         lib = ctypes.CDLL(str(path))
+        _check_abi(lib, path)
         for name, (argtypes, restype) in _SIGNATURES.items():
             fn = getattr(lib, name)
             fn.argtypes = argtypes
