@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cubego/cubego/engine"
 	"github.com/cubego/cubego/ops"
@@ -424,4 +425,81 @@ func ExampleExecute_resume() {
 	// first computation failed: true
 	// exp skipped: true
 	// sum skipped: false
+}
+
+// workerPool is a Runner whose workers receive only the serialised array
+// graph, as workers on other machines would: each rebuilds the plan and runs
+// its batches with engine.RunTasks. A real runner would send the graph and
+// the batch over the network instead of calling RunTasks here.
+type workerPool struct {
+	graph []byte
+	once  sync.Once
+	plan  *plan.Plan
+	err   error
+	calls atomic.Int64
+}
+
+func (w *workerPool) RunBatch(ctx context.Context, b engine.Batch) ([]engine.TaskStat, error) {
+	w.once.Do(func() {
+		outs, err := plan.Unmarshal(w.graph)
+		if err != nil {
+			w.err = err
+			return
+		}
+		if w.plan, w.err = plan.Build(outs); w.err == nil {
+			w.plan.Fuse()
+		}
+	})
+	if w.err != nil {
+		return nil, w.err
+	}
+	w.calls.Add(1)
+	return engine.RunTasks(ctx, w.plan, b)
+}
+
+// A Runner runs the tasks elsewhere while the engine keeps scheduling them:
+// batching, retries, backups and events are the same as in process.
+func ExampleRunner() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "cubego-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	spec := &plan.Spec{WorkDir: dir, AllowedMem: 100_000_000}
+	x, err := ops.Random([]int{1000, 1000}, ops.Float64, 7, []int{100, 100}, spec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	y, err := ops.Rechunk(x, []any{1000, 10})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := ops.Reduce("sum", y, []int{0}, false, nil, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	graph, err := plan.Marshal([]*plan.Array{s}) // what every worker receives once
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{s})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p.Fuse()
+	pool := &workerPool{graph: graph}
+	opts := engine.Options{Runner: pool, MaxWorkers: 4, TasksPerBatch: 10}
+	res, err := engine.Execute(ctx, p, opts, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	sums, err := engine.ReadAs[float64](ctx, res, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("tasks:", res.Stats.NumTasks, "calls:", pool.calls.Load(), "column sums:", len(sums))
+	// Output:
+	// tasks: 110 calls: 11 column sums: 1000
 }
