@@ -154,6 +154,12 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 	if err != nil {
 		return false, err
 	}
+	if sw, ok := st.(zarr.TempSweeper); ok {
+		// Debris of writers killed mid-chunk in an earlier run (docs/distributed.md).
+		if _, err := sw.SweepTemp(ctx, ref.Path); err != nil {
+			return false, err
+		}
+	}
 	if ref.Existing {
 		_, err := s.openExisting(ctx, a, st, ref)
 		return false, err
@@ -368,7 +374,9 @@ var contextDirs struct {
 }
 
 // contextDir returns this process's directory under a work dir (created
-// lazily by the store), e.g. /tmp/cubego-20261121T195200-1a2b3c4d.
+// lazily by the store), e.g. /tmp/cubego-20261121T195200-myhost-4242-1a2b3c4d:
+// the host and process id in the name let a later process remove the
+// directory of one that died without cleaning up (sweepDeadContextDirs).
 func contextDir(workDir string) string {
 	contextDirs.Lock()
 	defer contextDirs.Unlock()
@@ -378,15 +386,47 @@ func contextDir(workDir string) string {
 	if d, ok := contextDirs.byWorkDir[workDir]; ok {
 		return d
 	}
-	if workDir == "" {
-		workDir = os.TempDir()
+	base := workDir
+	if base == "" {
+		base = os.TempDir()
 	}
+	sweepDeadContextDirs(base)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	name := fmt.Sprintf("cubego-%s-%s", time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
-	d := joinURL(workDir, name)
+	name := fmt.Sprintf("cubego-%s-%s-%s", time.Now().UTC().Format("20060102T150405"), zarr.LocalOwner(), hex.EncodeToString(b[:]))
+	d := joinURL(base, name)
 	contextDirs.byWorkDir[workDir] = d
 	return d
+}
+
+// sweepDeadContextDirs removes, in a local work dir, the intermediate
+// directories of processes of this host that are gone (killed before they
+// could clean up). Directories of live processes, of other hosts sharing
+// the work dir, and on object stores are left alone.
+func sweepDeadContextDirs(workDir string) {
+	if strings.Contains(workDir, "://") && !strings.HasPrefix(workDir, "file://") {
+		return
+	}
+	dir := strings.TrimPrefix(workDir, "file://")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(name, "cubego-") {
+			continue
+		}
+		// cubego-<time>-<host>-<pid>-<random>
+		rest := strings.TrimPrefix(name, "cubego-")
+		i, j := strings.IndexByte(rest, '-'), strings.LastIndexByte(rest, '-')
+		if i < 0 || j <= i {
+			continue
+		}
+		if zarr.OwnerGone(rest[i+1 : j]) {
+			_ = os.RemoveAll(filepath.Join(dir, name))
+		}
+	}
 }
 
 func joinURL(base, name string) string {

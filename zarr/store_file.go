@@ -188,10 +188,10 @@ func (s *fileStore) Set(ctx context.Context, key string, value []byte) error {
 		return err
 	}
 	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, fileTempPrefix+"*.tmp")
+	f, err := os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
-			f, err = os.CreateTemp(dir, fileTempPrefix+"*.tmp")
+			f, err = os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
 		}
 	}
 	if err != nil {
