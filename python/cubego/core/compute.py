@@ -112,7 +112,9 @@ def execution(
     merged.update(kwargs)
     remote = chosen if isinstance(chosen, RemoteExecutor) else None
     if remote is None and name is not None and is_remote(name):
+        # Made for this computation: run() closes it afterwards.
         remote = create_executor(name, merged)
+        remote.created_for_compute = True
     if remote is not None:
         opts = {k: v for k, v in merged.items() if k in ENGINE_OPTIONS}
         opts["runner"] = "remote"
@@ -266,6 +268,8 @@ def run(
             raise
     finally:
         session.close()
+        if getattr(remote, "created_for_compute", False):
+            remote.close()
     return job
 
 

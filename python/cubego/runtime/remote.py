@@ -65,6 +65,9 @@ class RemoteExecutor(DagExecutor):
 
     remote = True
 
+    def close(self) -> None:
+        """Release what the executor keeps between computations (worker pools)."""
+
     def open(self, allowed_mem: int) -> Session:
         """Connect to (or start) the engine and return a session.
 

@@ -108,6 +108,24 @@ class ProcessPool:
         os.write(self._wake_w, b"x")
         return future
 
+    def abandon(self) -> None:
+        """Stop the calls running now (a computation ended without their results).
+
+        Their workers are killed and replaced; the futures of calls not yet
+        started are cancelled.
+        """
+        with self._lock:
+            busy = [w for w in self._workers if w.future is not None]
+            pending, self._pending = list(self._pending), collections.deque()
+        for future, _, _ in pending:
+            future.cancel()
+        for w in busy:
+            w.process.kill()  # the monitor sees it die and replaces it
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         with self._lock:
             if self._closed:

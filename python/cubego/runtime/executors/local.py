@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 from typing import Any
 
@@ -30,19 +31,19 @@ class SingleThreadedExecutor(DagExecutor):
 
 
 class ProcessSession(Session):
-    """A :class:`~cubego.runtime.executors._pool.ProcessPool` as a session."""
+    """A computation's use of its executor's :class:`~._pool.ProcessPool`."""
 
-    def __init__(self, n: int, max_tasks_per_child: int | None):
-        from cubego.runtime.executors._pool import ProcessPool
-
+    def __init__(self, pool: Any, n: int):
         self.max_workers = n
-        self.pool = ProcessPool(n, max_tasks_per_child)
+        self.pool = pool
 
     def submit(self, fn: Any, /, *args: Any) -> Any:
         return self.pool.submit(fn, *args)
 
     def close(self) -> None:
-        self.pool.close()
+        # The workers stay for the executor's next computation; calls still
+        # running (a straggler's losing copy) are stopped.
+        self.pool.abandon()
 
 
 class ProcessesExecutor(RemoteExecutor):
@@ -55,6 +56,10 @@ class ProcessesExecutor(RemoteExecutor):
     Go library). A worker that dies (killed, out of memory) costs only the batch it
     was running, which the engine retries; a new worker takes its place. Each
     worker must have room for ``allowed_mem``: total RAM / ``max_workers``.
+
+    The workers start with the executor's first computation and serve its later
+    ones (they keep the plans and the library loaded); :meth:`close`, or the
+    end of the interpreter, stops them.
     """
 
     name = "processes"
@@ -75,6 +80,13 @@ class ProcessesExecutor(RemoteExecutor):
             )
         self._max_workers = _positive(options.get("max_workers"), "max_workers") or os.cpu_count()
         self._max_tasks = _positive(options.get("max_tasks_per_child"), "max_tasks_per_child")
+        self._pool: Any = None
+
+    def close(self) -> None:
+        """Stop the worker processes (a later computation starts new ones)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def open(self, allowed_mem: int) -> Session:
         total = _total_memory()
@@ -84,7 +96,12 @@ class ProcessesExecutor(RemoteExecutor):
             allowed_mem,
             f"total memory / max_workers {self._max_workers}",
         )
-        return ProcessSession(self._max_workers, self._max_tasks)
+        if self._pool is None or self._pool.closed:
+            from cubego.runtime.executors._pool import ProcessPool
+
+            self._pool = ProcessPool(self._max_workers, self._max_tasks)
+            atexit.register(self._pool.close)
+        return ProcessSession(self._pool, self._max_workers)
 
 
 def _positive(value: Any, what: str) -> int | None:
