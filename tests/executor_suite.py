@@ -125,7 +125,7 @@ def _straggle(x, marks=None, block_id=None):
     return x
 
 
-def test_straggler_gets_a_backup(executor, work, tmp_path):
+def test_straggler_gets_a_backup(executor, work, tmp_path, request):
     marks = tmp_path / "marks"
     marks.mkdir()
     spec = cubego.Spec(**work, allowed_mem="100MB")
@@ -139,7 +139,11 @@ def test_straggler_gets_a_backup(executor, work, tmp_path):
         return  # one task at a time: nothing runs beside the straggler
     assert cubego._last_stats()["backups"] >= 1
     assert _marks(marks, 0) == 2
-    if isinstance(_executor_object(executor), RemoteExecutor):
+    # An engine module sets backup_wins = False where a call costs more than the
+    # straggler's delay (Lithops localhost starts a process per call), so the
+    # timing says nothing there.
+    wins = getattr(request.module, "backup_wins", True)
+    if wins and isinstance(_executor_object(executor), RemoteExecutor):
         # In process, the losing copy's Python call cannot be interrupted and the
         # op ends with it; a worker's is abandoned.
         elapsed = time.monotonic() - start

@@ -16,6 +16,9 @@ EXECUTORS: dict[str, str] = {
     "single-threaded": "cubego.runtime.executors.local:SingleThreadedExecutor",
     "processes": "cubego.runtime.executors.local:ProcessesExecutor",
     "dask": "cubego.runtime.executors.dask:DaskExecutor",
+    "lithops": "cubego.runtime.executors.lithops:LithopsExecutor",
+    "modal": "cubego.runtime.executors.modal:ModalExecutor",
+    "coiled": "cubego.runtime.executors.coiled:CoiledExecutor",
 }
 
 #: The executors that run tasks in this process; every other one is distributed.
