@@ -8,7 +8,6 @@ from executor_suite import *  # noqa: F403
 from executor_suite import check_killed_worker
 from test_executor_lithops import localhost_config
 
-
 # Each call starts a process that imports cubego (about a second here), more than
 # the straggler's delay: the suite checks the backup runs, not that it wins in time.
 backup_wins = False
