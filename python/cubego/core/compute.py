@@ -15,10 +15,10 @@ import numpy as np
 
 from cubego.binding import libcubego
 from cubego.core.config import config
-from cubego.core.plan import FUSION_BOUNDS, FinalizedPlan, fusion_options, handles
+from cubego.core.plan import FinalizedPlan, fusion_options, handles
 from cubego.core.spec import common, parse_size
 from cubego.runtime.create import create_executor, is_remote
-from cubego.runtime.remote import RemoteExecutor, drive
+from cubego.runtime.remote import ENGINE_OPTIONS, RemoteExecutor, drive
 from cubego.runtime.types import (
     Callback,
     ComputeEndEvent,
@@ -64,26 +64,6 @@ def _executor_name(executor: Any) -> str | None:
             f"object with a name, got {executor!r}"
         )
     return name
-
-
-#: Options the engine's scheduler takes whatever the executor; a distributed
-#: executor's other options (Dask's ``compute_kwargs``, Lithops' ``runtime``...)
-#: configure the executor itself.
-ENGINE_OPTIONS = frozenset(
-    {
-        "max_workers",
-        "retries",
-        "batch_size",
-        "use_backups",
-        "compute_arrays_in_parallel",
-        "resume",
-        "intermediate_mem",
-        "process_budget",
-        "tasks_per_batch",
-        "optimize_function",
-        *FUSION_BOUNDS,
-    }
-)
 
 
 def execution(

@@ -21,7 +21,39 @@ from typing import Any
 
 from cubego.runtime.types import DagExecutor
 
-__all__ = ["RemoteExecutor", "Session", "check_worker_memory", "drive"]
+__all__ = [
+    "ENGINE_OPTIONS",
+    "PASSED_OVER",
+    "RemoteExecutor",
+    "Session",
+    "check_worker_memory",
+    "drive",
+]
+
+#: Options the engine's scheduler takes whatever the executor; a distributed
+#: executor's other options (Dask's ``compute_kwargs``, Lithops' ``runtime``...)
+#: configure the executor itself, and executors ignore these.
+ENGINE_OPTIONS = frozenset(
+    {
+        "max_workers",
+        "retries",
+        "batch_size",
+        "use_backups",
+        "compute_arrays_in_parallel",
+        "resume",
+        "intermediate_mem",
+        "process_budget",
+        "tasks_per_batch",
+        "optimize_graph",
+        "optimize_function",
+        "max_total_source_arrays",
+        "max_total_num_input_blocks",
+    }
+)
+
+#: The options an engine executor accepts without using them: the engine's,
+#: and those of Cubed's processes executor (code written for it runs).
+PASSED_OVER = ENGINE_OPTIONS | {"use_processes", "max_tasks_per_child"}
 
 
 class Session:

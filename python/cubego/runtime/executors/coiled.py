@@ -26,28 +26,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
+from cubego.runtime.remote import (
+    PASSED_OVER,
+    RemoteExecutor,
+    Session,
+    check_worker_memory,
+)
 
 __all__ = ["CoiledExecutor", "CoiledSession"]
-
-#: Options of the Go engine, which every executor accepts and none passes on.
-_ENGINE_OPTIONS = frozenset(
-    {
-        "max_workers",
-        "retries",
-        "process_budget",
-        "batch_size",
-        "compute_arrays_in_parallel",
-        "use_backups",
-        "optimize_graph",
-        "resume",
-        "intermediate_mem",
-        "max_total_source_arrays",
-        "max_total_num_input_blocks",
-        "use_processes",
-        "max_tasks_per_child",
-    }
-)
 
 _OWN_OPTIONS = frozenset({"coiled_kwargs", "minimum_workers"})
 
@@ -99,7 +85,7 @@ class CoiledExecutor(RemoteExecutor):
         kwargs = options.get("coiled_kwargs") or {}
         if not isinstance(kwargs, dict):
             raise TypeError(f"coiled: coiled_kwargs must be a dict, got {kwargs!r}")
-        loose = {k for k in options if k not in _ENGINE_OPTIONS and k not in _OWN_OPTIONS}
+        loose = {k for k in options if k not in PASSED_OVER and k not in _OWN_OPTIONS}
         unknown = sorted((loose | set(kwargs)) - known)
         if unknown:
             raise TypeError(

@@ -38,28 +38,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
+from cubego.runtime.remote import (
+    PASSED_OVER,
+    RemoteExecutor,
+    Session,
+    check_worker_memory,
+)
 
 __all__ = ["LithopsExecutor", "LithopsSession"]
-
-#: Options of the Go engine, which every executor accepts and none passes on.
-_ENGINE_OPTIONS = frozenset(
-    {
-        "max_workers",
-        "retries",
-        "process_budget",
-        "batch_size",
-        "compute_arrays_in_parallel",
-        "use_backups",
-        "optimize_graph",
-        "resume",
-        "intermediate_mem",
-        "max_total_source_arrays",
-        "max_total_num_input_blocks",
-        "use_processes",
-        "max_tasks_per_child",
-    }
-)
 
 #: Options given to each ``map`` rather than to ``FunctionExecutor``.
 _CALL_OPTIONS = ("include_modules", "exclude_modules", "timeout", "extra_env")
@@ -160,7 +146,7 @@ class LithopsExecutor(RemoteExecutor):
         kwargs = {
             k: v
             for k, v in self.options.items()
-            if k not in _ENGINE_OPTIONS
+            if k not in PASSED_OVER
             and k not in _CALL_OPTIONS
             and k not in ("wait_dur_sec", "function_executor")
         }

@@ -32,28 +32,14 @@ from typing import Any
 
 import cloudpickle
 
-from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
+from cubego.runtime.remote import (
+    PASSED_OVER,
+    RemoteExecutor,
+    Session,
+    check_worker_memory,
+)
 
 __all__ = ["ModalExecutor", "ModalSession"]
-
-#: Options of the Go engine, which every executor accepts and none passes on.
-_ENGINE_OPTIONS = frozenset(
-    {
-        "max_workers",
-        "retries",
-        "process_budget",
-        "batch_size",
-        "compute_arrays_in_parallel",
-        "use_backups",
-        "optimize_graph",
-        "resume",
-        "intermediate_mem",
-        "max_total_source_arrays",
-        "max_total_num_input_blocks",
-        "use_processes",
-        "max_tasks_per_child",
-    }
-)
 
 _MODAL_OPTIONS = frozenset(
     {
@@ -166,7 +152,7 @@ class ModalExecutor(RemoteExecutor):
 
     def __init__(self, **options: Any):
         super().__init__(**options)
-        unknown = sorted(set(options) - _MODAL_OPTIONS - _ENGINE_OPTIONS)
+        unknown = sorted(set(options) - _MODAL_OPTIONS - PASSED_OVER)
         if unknown:
             raise TypeError(
                 f"modal: unknown option(s) {', '.join(unknown)}; known: "
