@@ -40,6 +40,14 @@ func (a *Allocator) SetPoolLimit(n int64) {
 	a.trim()
 }
 
+// RaisePoolLimit raises the pool limit to at least n (SetPoolLimit(n) when
+// it is lower); it never lowers it.
+func (a *Allocator) RaisePoolLimit(n int64) {
+	a.mu.Lock()
+	a.limit = max(a.limit, n)
+	a.mu.Unlock()
+}
+
 // trim releases kept buffers until the pool is within its limit.
 func (a *Allocator) trim() {
 	a.mu.Lock()
