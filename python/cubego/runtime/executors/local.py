@@ -94,7 +94,7 @@ class ProcessesExecutor(RemoteExecutor):
             "processes",
             None if total is None else total // self._max_workers,
             allowed_mem,
-            f"total memory / max_workers {self._max_workers}",
+            f"total memory (or the cgroup's limit) / max_workers {self._max_workers}",
         )
         if self._pool is None or self._pool.closed:
             from cubego.runtime.executors._pool import ProcessPool
@@ -113,11 +113,21 @@ def _positive(value: Any, what: str) -> int | None:
 
 
 def _total_memory() -> int | None:
+    """The memory this process's workers share: RAM, or the cgroup's limit when lower."""
+    sizes = []
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
+                    sizes.append(int(line.split()[1]) * 1024)
     except OSError:
         pass
-    return None
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            sizes.append(int(value))
+    return min(sizes) if sizes else None
