@@ -14,7 +14,8 @@ first), so with ``--rounds 3`` the median is a warm run. Each run reports its
 wall time and the largest peak RSS of any worker process (each Dask run gets a
 fresh cluster, so its workers' peak is the run's; cubego reports each task's
 worker RSS in its task-end events). Results go to
-``results/<label>.json`` and a Markdown table on stdout.
+``results/scale-out/<label>.json`` (apart from the results RESULTS.md is made
+from) and a Markdown table on stdout.
 
 Usage (the project venv, which has dask.distributed)::
 
@@ -175,8 +176,9 @@ def main() -> None:
                         f"peak RSS {r['worker_peak_rss'] / 2**20:7.0f} MiB  tasks {tasks}",
                         flush=True,
                     )
-    label = args.label or f"distributed-{args.size}"
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", f"{label}.json")
+    label = args.label or f"scale-out-{args.size}"
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = os.path.join(here, "results", "scale-out", f"{label}.json")
     with open(out, "w") as f:
         json.dump({"label": label, "workers": WORKERS, "results": results}, f, indent=1)
     print("\n| case | engine | wall (median s) | worker peak RSS (MiB) | tasks |")
