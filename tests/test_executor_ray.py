@@ -22,7 +22,7 @@ import ray  # noqa: E402  - a missing Ray fails this module, as it must
 import ray.exceptions  # noqa: E402
 
 from cubego.runtime.create import create_executor  # noqa: E402
-from cubego.runtime.executors.ray import RayExecutor, RaySession  # noqa: E402
+from cubego.runtime.executors.ray import RayExecutor, RayTaskSession  # noqa: E402
 
 GiB = 2**30
 NODE_MEM = 2 * GiB
@@ -135,7 +135,7 @@ def session(user_ray):
 
 
 def test_results_come_back_from_two_workers(session):
-    assert isinstance(session, RaySession)
+    assert isinstance(session, RayTaskSession)
     assert session.submit(operator.add, 2, 3).result(timeout=60) == 5
     assert session.submit(sorted, [3, 1, 2]).result(timeout=60) == [1, 2, 3]
     pids = {f.result(timeout=60) for f in [session.submit(os.getpid) for _ in range(20)]}

@@ -16,6 +16,7 @@ EXECUTORS: dict[str, str] = {
     "single-threaded": "cubego.runtime.executors.local:SingleThreadedExecutor",
     "threads": "cubego.runtime.executors.local:ThreadsExecutor",
     "ray": "cubego.runtime.executors.ray:RayExecutor",
+    "spark": "cubego.runtime.executors.spark:SparkExecutor",
 }
 
 

@@ -7,7 +7,7 @@ RayExecutor(ray_init={'address': 'auto'})
 :meth:`RayExecutor.open` connects to Ray (``ray.init(**ray_init)`` when Ray is
 not initialised yet in this process, which starts a local Ray or joins the
 cluster at ``ray_init["address"]``/``RAY_ADDRESS``) and returns a
-:class:`RaySession`. Each call is a Ray task that reserves ``allowed_mem`` of
+:class:`RayTaskSession`. Each call is a Ray task that reserves ``allowed_mem`` of
 Ray's ``memory`` resource, so Ray places no more calls on a node than fit in
 its memory, and has ``max_retries=0``: a call that raises fails its future with
 the exception it raised, and a call whose worker process dies fails its future
@@ -33,7 +33,7 @@ except ModuleNotFoundError as err:  # pragma: no cover - exercised in a test wit
 
 from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
 
-__all__ = ["RayExecutor", "RaySession"]
+__all__ = ["RayExecutor", "RayTaskSession"]
 
 
 class RayExecutor(RemoteExecutor):
@@ -45,7 +45,7 @@ class RayExecutor(RemoteExecutor):
         Keyword arguments of ``ray.init``, used only when Ray is not initialised
         yet in this process (e.g. ``{"address": "ray://head:10001"}``, or
         ``{"num_cpus": 4}`` for a local Ray). Ray started by :meth:`open` is
-        shut down by :meth:`RaySession.close`; a Ray the caller initialised is left running.
+        shut down by :meth:`RayTaskSession.close`; a Ray the caller initialised is left running.
     max_workers : int, optional
         How many calls to keep in flight; default: the sum over the cluster's
         nodes of ``min(CPUs, memory // allowed_mem)`` when the session opens
@@ -63,7 +63,7 @@ class RayExecutor(RemoteExecutor):
         _check_max_workers("RayExecutor", options.get("max_workers"))
         super().__init__(**options)
 
-    def open(self, allowed_mem: int) -> RaySession:
+    def open(self, allowed_mem: int) -> RayTaskSession:
         """Initialise Ray if needed, check the nodes' memory and return a session.
 
         Raises ``ValueError`` (after shutting down a Ray it started) if no node
@@ -87,10 +87,10 @@ class RayExecutor(RemoteExecutor):
             1,
             sum(min(int(n.get("CPU", 0)), int(n.get("memory", 0)) // allowed_mem) for n in nodes),
         )
-        return RaySession(allowed_mem, max_workers, shutdown=started)
+        return RayTaskSession(allowed_mem, max_workers, shutdown=started)
 
 
-class RaySession(Session):
+class RayTaskSession(Session):
     """Calls as Ray tasks reserving ``allowed_mem`` of memory each, never retried."""
 
     def __init__(self, allowed_mem: int, max_workers: int, shutdown: bool):
