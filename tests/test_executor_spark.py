@@ -17,12 +17,12 @@ import time
 
 import pyspark  # a missing PySpark fails this module, as it must
 import pytest
-from pyspark.sql import SparkSession as PySparkSession
+from pyspark.sql import SparkSession
 
 from cubego.runtime.create import create_executor
 from cubego.runtime.executors.spark import (
     SparkExecutor,
-    SparkSession,
+    SparkJobSession,
     parse_memory,
     task_slots,
     worker_memory,
@@ -173,7 +173,7 @@ def user_spark():
     assert pyspark.SparkContext._active_spark_context is None
     saved = os.environ.get("PYSPARK_PYTHON")
     os.environ["PYSPARK_PYTHON"] = sys.executable  # Python workers run this interpreter
-    builder = PySparkSession.builder
+    builder = SparkSession.builder
     for key, value in LOCAL_CONF.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -192,7 +192,7 @@ def session(user_spark):
 
 
 def test_results_come_back_from_two_workers(session):
-    assert isinstance(session, SparkSession)
+    assert isinstance(session, SparkJobSession)
     assert session.submit(operator.add, 2, 3).result(timeout=120) == 5
     assert session.submit(sorted, [3, 1, 2]).result(timeout=120) == [1, 2, 3]
     pids = {f.result(timeout=120) for f in [session.submit(os.getpid) for _ in range(20)]}

@@ -6,7 +6,7 @@ SparkExecutor(spark_conf={'spark.master': 'local[2]'})
 
 :meth:`SparkExecutor.open` uses the caller's ``spark_session``, else the
 SparkContext already running in this process, else starts a session from
-``spark_conf`` (stopped again by :meth:`SparkSession.close`). Each call runs as
+``spark_conf`` (stopped again by :meth:`SparkJobSession.close`). Each call runs as
 its own job, ``parallelize([args], 1).map(fn)``, from a pool of
 ``max_workers`` threads, so calls finish and fail independently. A call that
 raises returns its exception to the driver as a value, so Spark never re-runs
@@ -35,7 +35,7 @@ from typing import Any
 
 try:
     import pyspark
-    from pyspark.sql import SparkSession as _SparkSession
+    from pyspark.sql import SparkSession
 except ModuleNotFoundError as err:  # pragma: no cover - exercised in a test with pyspark hidden
     raise ModuleNotFoundError(
         "the spark executor needs PySpark: pip install 'cubego[spark]'", name=err.name
@@ -43,7 +43,7 @@ except ModuleNotFoundError as err:  # pragma: no cover - exercised in a test wit
 
 from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
 
-__all__ = ["SparkExecutor", "SparkSession"]
+__all__ = ["SparkExecutor", "SparkJobSession"]
 
 #: The least executor memory a session the executor starts asks for (Cubed's floor), in MiB.
 MIN_MEMORY_MiB = 512
@@ -63,7 +63,7 @@ class SparkExecutor(RemoteExecutor):
     Options:
 
     spark_session : pyspark.sql.SparkSession, optional
-        A classic (not Spark Connect) session to run on; :meth:`SparkSession.close`
+        A classic (not Spark Connect) session to run on; :meth:`SparkJobSession.close`
         leaves it running.
     spark_conf : dict, optional
         Settings of the session the executor starts when there is neither a
@@ -82,7 +82,7 @@ class SparkExecutor(RemoteExecutor):
     def __init__(self, **options: Any):
         session = options.get("spark_session")
         conf = options.get("spark_conf")
-        if session is not None and not isinstance(session, _SparkSession):
+        if session is not None and not isinstance(session, SparkSession):
             raise TypeError(
                 f"SparkExecutor: spark_session must be a pyspark.sql.SparkSession, got {session!r}"
             )
@@ -106,7 +106,7 @@ class SparkExecutor(RemoteExecutor):
             )
         super().__init__(**options)
 
-    def open(self, allowed_mem: int) -> SparkSession:
+    def open(self, allowed_mem: int) -> SparkJobSession:
         """Get or start a Spark session, check its workers' memory and return a session.
 
         Raises ``ValueError`` (after stopping a session it started) if a task
@@ -120,7 +120,7 @@ class SparkExecutor(RemoteExecutor):
         spark = self.options.get("spark_session")
         stop = False
         if spark is None and pyspark.SparkContext._active_spark_context is not None:
-            spark = _SparkSession.builder.getOrCreate()  # the one running in this process
+            spark = SparkSession.builder.getOrCreate()  # the one running in this process
         elif spark is None:
             spark = _start_session(self.options.get("spark_conf") or {}, allowed_mem)
             stop = True
@@ -142,13 +142,13 @@ class SparkExecutor(RemoteExecutor):
             raise
         task_cpus = int(conf.get("spark.task.cpus", "1"))
         max_workers = self.options.get("max_workers") or max(1, sc.defaultParallelism // task_cpus)
-        return SparkSession(spark, max_workers, stop=stop)
+        return SparkJobSession(spark, max_workers, stop=stop)
 
 
-class SparkSession(Session):
+class SparkJobSession(Session):
     """Calls as one-task Spark jobs of one SparkSession, run from a thread pool."""
 
-    def __init__(self, spark: _SparkSession, max_workers: int, stop: bool):
+    def __init__(self, spark: SparkSession, max_workers: int, stop: bool):
         self.spark = spark
         self.max_workers = max_workers
         self._stop = stop
@@ -190,14 +190,14 @@ class SparkSession(Session):
             self.spark.stop()
 
 
-def _start_session(conf: dict, allowed_mem: int) -> _SparkSession:
+def _start_session(conf: dict, allowed_mem: int) -> SparkSession:
     """Start a session with *conf* on top of the executor's defaults."""
     settings = dict(DEFAULT_CONF)
     slots = int(conf.get("spark.executor.cores", "1")) // int(conf.get("spark.task.cpus", "1"))
     mib = max(MIN_MEMORY_MiB, math.ceil(allowed_mem * max(1, slots) / 2**20))
     settings["spark.executor.memory"] = f"{mib}m"
     settings.update({k: str(v) for k, v in conf.items()})
-    builder = _SparkSession.builder
+    builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
