@@ -19,6 +19,8 @@ EXECUTORS: dict[str, str] = {
     "lithops": "cubego.runtime.executors.lithops:LithopsExecutor",
     "modal": "cubego.runtime.executors.modal:ModalExecutor",
     "coiled": "cubego.runtime.executors.coiled:CoiledExecutor",
+    "ray": "cubego.runtime.executors.ray:RayExecutor",
+    "spark": "cubego.runtime.executors.spark:SparkExecutor",
 }
 
 #: The executors that run tasks in this process; every other one is distributed.
