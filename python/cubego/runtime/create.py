@@ -15,6 +15,7 @@ __all__ = ["create_executor"]
 EXECUTORS: dict[str, str] = {
     "single-threaded": "cubego.runtime.executors.local:SingleThreadedExecutor",
     "threads": "cubego.runtime.executors.local:ThreadsExecutor",
+    "beam": "cubego.runtime.executors.beam:BeamExecutor",
     "ray": "cubego.runtime.executors.ray:RayExecutor",
     "spark": "cubego.runtime.executors.spark:SparkExecutor",
 }
