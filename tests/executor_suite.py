@@ -138,11 +138,13 @@ def test_straggler_gets_a_backup(executor, work, tmp_path, request):
     if getattr(executor, "name", executor) == "single-threaded":
         return  # one task at a time: nothing runs beside the straggler
     assert cubego._last_stats()["backups"] >= 1
-    assert _marks(marks, 0) == 2
     # An engine module sets backup_wins = False where a call costs more than the
-    # straggler's delay (Lithops localhost starts a process per call), so the
-    # timing says nothing there.
+    # straggler's delay (Lithops localhost starts a process per call; Beam runs
+    # the backup in the pipeline after the straggler's): the engine launches the
+    # backup, but whether it runs before the straggler ends says nothing there.
     wins = getattr(request.module, "backup_wins", True)
+    if wins:
+        assert _marks(marks, 0) == 2
     if wins and isinstance(_executor_object(executor), RemoteExecutor):
         # In process, the losing copy's Python call cannot be interrupted and the
         # op ends with it; a worker's is abandoned.

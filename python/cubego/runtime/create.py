@@ -21,6 +21,7 @@ EXECUTORS: dict[str, str] = {
     "coiled": "cubego.runtime.executors.coiled:CoiledExecutor",
     "ray": "cubego.runtime.executors.ray:RayExecutor",
     "spark": "cubego.runtime.executors.spark:SparkExecutor",
+    "beam": "cubego.runtime.executors.beam:BeamExecutor",
 }
 
 #: The executors that run tasks in this process; every other one is distributed.
