@@ -1,6 +1,6 @@
 """The Python end of the engine's ``"python"`` kernel: the callback it calls per task.
 
-Ops built by :mod:`cubego._chunk_functions` (``map_blocks``, ``blockwise``,
+Ops built by :mod:`cubego.primitive` (``map_blocks``, ``blockwise``,
 ``map_overlap``, ``apply_gufunc``, Python reductions and scans, lazy
 ``from_array``) carry a *task function*: an object called as
 ``fn(inputs, out, task)`` that computes one output block. The library stores

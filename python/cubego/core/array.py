@@ -602,7 +602,7 @@ def _encode_key(key: Any) -> list[dict]:
         elif isinstance(k, (bool, np.bool_)):
             raise IndexError("boolean indices are not supported by cubego")
         elif isinstance(k, Array):
-            raise IndexError("cubego arrays in an index are handled by cubego._indexing")
+            raise IndexError("cubego arrays in an index take the array-indexing path")
         else:
             try:
                 encoded.append({"int": operator.index(k)})

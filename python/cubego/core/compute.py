@@ -269,7 +269,7 @@ def compute(
         ``"threads"`` (default) or ``"single-threaded"``; default: the configuration's
         ``executor_name``, then the arrays' spec.
     callbacks : list of Callback, optional
-        Receive the computation's events (see :mod:`cubego.callbacks`), in addition to
+        Receive the computation's events (see :mod:`cubego.runtime.types`), in addition to
         callbacks registered with ``with callback:``.
     optimize_graph : bool, default True
         Fuse blockwise operations before running.

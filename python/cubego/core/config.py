@@ -61,7 +61,7 @@ def _spec_from_serialized(serialized: str) -> Spec:
 def default_spec() -> Spec:
     """The spec of arrays created without ``spec=``: built from ``cubego.config``.
 
-    By default ``allowed_mem="2GB"``, ``reserved_mem="100MB"`` (see :mod:`cubego.config`).
+    By default ``allowed_mem="2GB"``, ``reserved_mem="100MB"`` (see :mod:`cubego.core.config`).
     """
     return spec_from_config()
 

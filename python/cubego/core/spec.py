@@ -94,7 +94,7 @@ class Spec:
     reserved_mem : int or str, default 0
         Memory a worker uses before it holds any chunk (see
         :func:`cubego.measure_reserved_mem`). Arrays created without a ``spec=`` use
-        the spec of :mod:`cubego.config`: by default ``allowed_mem="2GB"``,
+        the spec of :mod:`cubego.core.config`: by default ``allowed_mem="2GB"``,
         ``reserved_mem="100MB"``.
     executor : object, optional
         An executor; its ``name`` (or the string itself) selects how tasks run.

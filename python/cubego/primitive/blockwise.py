@@ -2,7 +2,7 @@
 
 ``map_blocks``, ``blockwise``, ``reduction``, ``arg_reduction``, ``scan`` /
 ``cumreduction`` and lazy ``from_array`` (here), ``map_overlap``
-(:mod:`cubego._overlap`) and ``apply_gufunc`` (:mod:`cubego._gufunc`) build
+(:mod:`cubego.primitive.overlap`) and ``apply_gufunc`` (:mod:`cubego.primitive.gufunc`) build
 ops whose kernel is a Python function (the library's ``"python"`` core, see
 docs/chunk_functions.md). Each op is described to the library by
 ``cg_python_op``: its output shape, dtype and chunks, and for every input
