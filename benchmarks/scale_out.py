@@ -7,7 +7,9 @@ chunks) on:
   (processes, one thread each, on 127.0.0.1);
 - ``dask``: dask.array on the same cluster;
 - ``cubego-processes``: cubego's processes executor with 2 workers;
-- ``cubego-threads``: cubego in process, 2 workers (the reference).
+- ``cubego-threads``: cubego in process, 2 workers (the reference);
+- ``cubego-lithops`` (on request, ``--engines``): Lithops' localhost back end,
+  2 worker processes, a new process per call.
 
 The processes executor keeps its workers between rounds (they start in the
 first), so with ``--rounds 3`` the median is a warm run. Each run reports its
@@ -65,6 +67,17 @@ class _WorkerRSS(cubego.Callback):
 
 def _inputs(case, size, data_dir):
     return [ensure_input(data_dir, size, "none-uniform", a)[0] for a in case.inputs]
+
+
+def _lithops():
+    """Lithops' localhost back end (version 2): a process per call, importing cubego."""
+    from cubego.runtime.executors.lithops import LithopsExecutor
+
+    config = {
+        "lithops": {"backend": "localhost", "storage": "localhost", "log_level": None},
+        "localhost": {"version": 2, "runtime": sys.executable, "worker_processes": WORKERS},
+    }
+    return LithopsExecutor(config=config, runtime_memory=4096, log_level=None)
 
 
 def _cubego(case, paths, executor, work):
@@ -150,6 +163,7 @@ def main() -> None:
                                     "cubego-threads": "threads",
                                     "cubego-processes": processes,
                                     "cubego-dask": client and DaskExecutor(client=client),
+                                    "cubego-lithops": "lithops" in engine and _lithops(),
                                 }[engine]
                                 values, peak, tasks = _cubego(case, paths, executor, work)
                             walls.append(time.perf_counter() - start)
