@@ -25,6 +25,16 @@ def work(tmp_path):
     return {"work_dir": str(tmp_path / "work")}
 
 
+@pytest.fixture(params=["local", "s3"])
+def work_on_disk_and_s3(request, tmp_path):
+    """``work`` on local disk, then on S3 (the moto server of ``s3``): a module
+    runs the executor suite on both with ``work = work_on_disk_and_s3``."""
+    if request.param == "local":
+        return {"work_dir": str(tmp_path / "work")}
+    _, options = request.getfixturevalue("s3")
+    return {"work_dir": f"s3://cubego-test/{tmp_path.name}", "storage_options": options}
+
+
 # ----------------------------------------------------------------------------- S3 on moto
 
 

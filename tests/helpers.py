@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,21 @@ def assert_matches(actual, expected, *, rtol=None, atol=0.0) -> None:
         np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(actual, expected)
+
+
+def descendants(pid: int) -> list[int]:
+    """The pids of *pid*'s child processes, their children, ... (Linux /proc)."""
+    out = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                children = [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            continue
+        for child in children:
+            out += [child, *descendants(child)]
+    return out

@@ -20,33 +20,14 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from cubego.runtime.create import create_executor
 from cubego.runtime.executors.beam import BeamExecutor, BeamPipelineSession, _parallelism
+from cubego.runtime.remote import machine_memory
+
+from helpers import descendants
 
 GiB = 2**30
 
 #: The DirectRunner with 2 SDK worker processes.
 MULTI_PROCESSING = {"direct_num_workers": 2, "direct_running_mode": "multi_processing"}
-
-
-def total_ram() -> int:
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def descendants(pid: int) -> list[int]:
-    """The pids of *pid*'s child processes, their children, ..."""
-    out = []
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return out
-    for tid in threads:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                children = [int(c) for c in f.read().split()]
-        except FileNotFoundError:
-            continue
-        for child in children:
-            out += [child, *descendants(child)]
-    return out
 
 
 def sdk_workers() -> dict[int, int]:
@@ -132,7 +113,7 @@ def test_a_remote_runner_needs_a_temp_location(tmp_path):
 
 
 def test_memory_check_of_the_direct_runner():
-    per_worker = total_ram() // 2
+    per_worker = machine_memory() // 2
     executor = BeamExecutor(pipeline_options=MULTI_PROCESSING)
     with pytest.raises(ValueError) as info:
         executor.open(allowed_mem=per_worker + 1)

@@ -32,12 +32,9 @@ def executor(cluster):
     return DaskExecutor(client=cluster[1])
 
 
-@pytest.fixture(params=["local", "s3"])
-def work(request, tmp_path):
-    if request.param == "local":
-        return {"work_dir": str(tmp_path / "work")}
-    _, options = request.getfixturevalue("s3")
-    return {"work_dir": f"s3://cubego-test/{tmp_path.name}", "storage_options": options}
+@pytest.fixture
+def work(work_on_disk_and_s3):
+    return work_on_disk_and_s3
 
 
 def test_killed_dask_worker_costs_only_its_batch(executor, tmp_path):

@@ -24,6 +24,8 @@ import ray.exceptions  # noqa: E402
 from cubego.runtime.create import create_executor  # noqa: E402
 from cubego.runtime.executors.ray import RayExecutor, RayTaskSession  # noqa: E402
 
+from helpers import descendants
+
 GiB = 2**30
 NODE_MEM = 2 * GiB
 
@@ -36,24 +38,6 @@ RAY_INIT = dict(
     _memory=NODE_MEM,
     object_store_memory=100 * 2**20,
 )
-
-
-def descendants(pid: int) -> list[int]:
-    """The pids of *pid*'s child processes, their children, ..."""
-    out = []
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return out
-    for tid in threads:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                children = [int(c) for c in f.read().split()]
-        except FileNotFoundError:
-            continue
-        for child in children:
-            out += [child, *descendants(child)]
-    return out
 
 
 def process_titles() -> dict[int, str]:

@@ -27,6 +27,9 @@ from cubego.runtime.executors.spark import (
     task_slots,
     worker_memory,
 )
+from cubego.runtime.remote import machine_memory
+
+from helpers import descendants
 
 GiB = 2**30
 
@@ -38,28 +41,6 @@ LOCAL_CONF = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
 }
-
-
-def total_ram() -> int:
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def descendants(pid: int) -> list[int]:
-    """The pids of *pid*'s child processes, their children, ..."""
-    out = []
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return out
-    for tid in threads:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                children = [int(c) for c in f.read().split()]
-        except FileNotFoundError:
-            continue
-        for child in children:
-            out += [child, *descendants(child)]
-    return out
 
 
 def sleeping_python_workers() -> list[int]:
@@ -145,10 +126,10 @@ def test_open_starts_a_session_and_close_stops_it(monkeypatch):
     assert pyspark.SparkContext._active_spark_context is None
     ex = SparkExecutor(spark_conf=LOCAL_CONF)
     # Too small: refused before any call runs, and the session open started is stopped.
-    too_big = total_ram() // 2 + 1
+    too_big = machine_memory() // 2 + 1
     with pytest.raises(ValueError) as info:
         ex.open(allowed_mem=too_big)
-    assert f"{total_ram() // 2} bytes" in str(info.value)
+    assert f"{machine_memory() // 2} bytes" in str(info.value)
     assert f"{too_big} bytes" in str(info.value)
     assert pyspark.SparkContext._active_spark_context is None
 
@@ -222,7 +203,7 @@ def test_max_workers_is_the_task_slots_and_spark_runs_no_more(session, user_spar
 
 
 def test_memory_check_against_the_users_session(user_spark):
-    per_slot = total_ram() // 2
+    per_slot = machine_memory() // 2
     with pytest.raises(ValueError) as info:
         SparkExecutor(spark_session=user_spark).open(allowed_mem=per_slot + 1)
     message = str(info.value)

@@ -16,6 +16,7 @@ engine's retry policy decides what runs again.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "Session",
     "check_worker_memory",
     "drive",
+    "machine_memory",
 ]
 
 #: Options the engine's scheduler takes whatever the executor; a distributed
@@ -107,6 +109,28 @@ class RemoteExecutor(DagExecutor):
         than *allowed_mem* (the memory one task may use), naming both sizes.
         """
         raise NotImplementedError
+
+
+def machine_memory() -> int | None:
+    """The memory this process and its children share: RAM, or the cgroup's limit when lower.
+
+    What local executors (processes, Spark and Beam in local mode) divide among
+    their workers; None where the platform says neither.
+    """
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            sizes.append(int(value))
+    return min(sizes) if sizes else None
 
 
 def check_worker_memory(engine: str, worker_mem: int | None, allowed_mem: int, what: str) -> None:

@@ -54,7 +54,7 @@ except ModuleNotFoundError as err:  # pragma: no cover - exercised in a test wit
         "the beam executor needs Apache Beam: pip install 'cubego[beam]'", name=err.name
     ) from err
 
-from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
+from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory, machine_memory
 
 __all__ = ["BeamExecutor", "BeamPipelineSession"]
 
@@ -140,10 +140,10 @@ class BeamExecutor(RemoteExecutor):
         runner = options.view_as(StandardOptions).runner
         parallelism = _parallelism(options)
         if runner in LOCAL_RUNNERS:
-            ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            ram = machine_memory()
             check_worker_memory(
                 "beam",
-                ram // parallelism,
+                None if ram is None else ram // parallelism,
                 allowed_mem,
                 f"total RAM / {parallelism} {runner} workers",
             )

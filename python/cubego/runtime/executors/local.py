@@ -7,7 +7,7 @@ import atexit
 import os
 from typing import Any
 
-from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
+from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory, machine_memory
 from cubego.runtime.types import DagExecutor
 
 __all__ = ["ProcessSession", "ProcessesExecutor", "SingleThreadedExecutor", "ThreadsExecutor"]
@@ -89,7 +89,7 @@ class ProcessesExecutor(RemoteExecutor):
             self._pool = None
 
     def open(self, allowed_mem: int) -> Session:
-        total = _total_memory()
+        total = machine_memory()
         check_worker_memory(
             "processes",
             None if total is None else total // self._max_workers,
@@ -110,24 +110,3 @@ def _positive(value: Any, what: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"processes executor: {what} must be a positive integer, got {value!r}")
     return value
-
-
-def _total_memory() -> int | None:
-    """The memory this process's workers share: RAM, or the cgroup's limit when lower."""
-    sizes = []
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    sizes.append(int(line.split()[1]) * 1024)
-    except OSError:
-        pass
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(path) as f:
-                value = f.read().strip()
-        except OSError:
-            continue
-        if value.isdigit():
-            sizes.append(int(value))
-    return min(sizes) if sizes else None

@@ -41,7 +41,7 @@ except ModuleNotFoundError as err:  # pragma: no cover - exercised in a test wit
         "the spark executor needs PySpark: pip install 'cubego[spark]'", name=err.name
     ) from err
 
-from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory
+from cubego.runtime.remote import RemoteExecutor, Session, check_worker_memory, machine_memory
 
 __all__ = ["SparkExecutor", "SparkJobSession"]
 
@@ -134,7 +134,7 @@ class SparkExecutor(RemoteExecutor):
                 ) from err
             conf = dict(sc.getConf().getAll())
             slots = task_slots(sc.master, conf, sc.defaultParallelism)
-            worker_mem, what = worker_memory(sc.master, conf, slots, _total_ram())
+            worker_mem, what = worker_memory(sc.master, conf, slots, machine_memory())
             check_worker_memory("spark", worker_mem, allowed_mem, what)
         except BaseException:
             if stop:
@@ -218,7 +218,9 @@ def task_slots(master: str, conf: dict, default_parallelism: int) -> int:
     return max(1, cores // task_cpus)
 
 
-def worker_memory(master: str, conf: dict, slots: int, total_ram: int) -> tuple[int, str]:
+def worker_memory(
+    master: str, conf: dict, slots: int, total_ram: int | None
+) -> tuple[int | None, str]:
     """The memory one task slot has, in bytes, and where that number comes from.
 
     Local mode: the machine's RAM divided by the task slots (Python workers are
@@ -227,7 +229,8 @@ def worker_memory(master: str, conf: dict, slots: int, total_ram: int) -> tuple[
     divided by an executor's task slots.
     """
     if master.startswith("local"):
-        return total_ram // slots, f"total RAM / {slots} task slots of {master}"
+        per_slot = None if total_ram is None else total_ram // slots
+        return per_slot, f"total RAM / {slots} task slots of {master}"
     key = "spark.executor.pyspark.memory"
     if key not in conf:
         key = "spark.executor.memory"
@@ -244,10 +247,6 @@ def parse_memory(setting: str) -> int:
     if not unit:
         return int(number) if b else int(number) * 2**20
     return int(number) * 1024 ** ("kmgtp".index(unit) + 1)
-
-
-def _total_ram() -> int:
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def _capturing(fn: Callable[..., Any]) -> Callable[[tuple], tuple]:
