@@ -17,7 +17,7 @@ from cubego.binding import libcubego
 from cubego.core.config import config
 from cubego.core.plan import FinalizedPlan, fusion_options, handles
 from cubego.core.spec import common, parse_size
-from cubego.runtime.create import create_executor, is_remote
+from cubego.runtime.create import EXECUTORS, create_executor, is_remote
 from cubego.runtime.remote import ENGINE_OPTIONS, RemoteExecutor, drive
 from cubego.runtime.types import (
     Callback,
@@ -60,7 +60,7 @@ def _executor_name(executor: Any) -> str | None:
     name = getattr(executor, "name", None)
     if not isinstance(name, str):
         raise TypeError(
-            f"executor must be an executor name ('threads', 'single-threaded') or an "
+            f"executor must be an executor name ({', '.join(sorted(EXECUTORS))}) or an "
             f"object with a name, got {executor!r}"
         )
     return name

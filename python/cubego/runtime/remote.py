@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cubego.runtime.types import DagExecutor
+from cubego.runtime.worker import run_batch
 
 __all__ = [
     "ENGINE_OPTIONS",
@@ -160,8 +161,6 @@ def drive(
     calls *on_cycle* (event dispatch) in between. On failure the original exception
     of a chunk function that raised in a worker is raised, as in process.
     """
-    from cubego.runtime.worker import run_batch
-
     inflight: dict[concurrent.futures.Future, dict] = {}
     raised: list[BaseException] = []
 

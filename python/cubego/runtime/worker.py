@@ -21,8 +21,9 @@ from cubego.binding import libcubego
 __all__ = ["run_batch"]
 
 #: Errors that may pass if the batch runs again (storage and network hiccups,
-#: a worker short of memory); any other error would only repeat.
-TRANSIENT = (OSError, MemoryError, TimeoutError, ConnectionError)
+#: which are OSErrors, timeouts and lost connections included; a worker short
+#: of memory); any other error would only repeat.
+TRANSIENT = (OSError, MemoryError)
 
 
 def run_batch(graph: str, options: dict, batch: dict) -> dict[str, Any]:
