@@ -109,35 +109,14 @@ func (s *storage) array(ctx context.Context, a *plan.Array) (*zarr.Array, error)
 // target, or an intermediate. An intermediate's grid has one chunk per
 // block (irregular chunkings are padded to the largest block).
 func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err error) {
-	chunk := a.ChunkShape()
-	for i, c := range chunk {
-		chunk[i] = max(c, 1)
-	}
-	meta := zarr.ArrayMetadata{Shape: a.Shape, ChunkShape: chunk, DataType: a.DType}
 	ref := a.Target
 	intermediate := ref == nil
+	meta := storedMetadata(a, intermediate)
 	if intermediate {
-		codecs, err := plan.CompressorCodecs(a.Spec.ZarrCompressor)
-		if err != nil {
+		if ref, err = s.intermediateRef(a); err != nil {
 			return false, err
 		}
-		opts, err := a.Spec.StorageOptionsMap()
-		if err != nil {
-			return false, err
-		}
-		ref = &plan.ZarrRef{Store: s.interDir, Path: a.Name, Compressors: codecs, StorageOptions: opts}
-		if s.keyed {
-			if ref.Path, err = plan.Key(a); err != nil {
-				return false, err
-			}
-		}
-		if !plan.IsRegular(a.Chunks) {
-			meta.Shape = make([]int, a.NDim())
-			for i, c := range chunk {
-				meta.Shape[i] = c * len(a.Chunks[i])
-			}
-		}
-		if n := plan.Prod(chunk) * plan.Prod(a.NumBlocks()) * int64(a.DType.Size()); !s.keyed && s.memBudget > 0 {
+		if n := plan.Prod(meta.ChunkShape) * plan.Prod(a.NumBlocks()) * int64(a.DType.Size()); !s.keyed && s.memBudget > 0 {
 			s.mu.Lock()
 			if s.memUsed+n <= s.memBudget {
 				s.memUsed += n
@@ -460,9 +439,11 @@ func Cleanup() error {
 	return first
 }
 
-// intermediateRef is where a keyed intermediate lives (see create).
+// intermediateRef is where the intermediate holding a lives: under the
+// intermediates' directory, named by its plan.Key when the storage is keyed
+// and by its name otherwise, compressed with the spec's compressor.
 func (s *storage) intermediateRef(a *plan.Array) (*plan.ZarrRef, error) {
-	key, err := plan.Key(a)
+	codecs, err := plan.CompressorCodecs(a.Spec.ZarrCompressor)
 	if err != nil {
 		return nil, err
 	}
@@ -470,7 +451,31 @@ func (s *storage) intermediateRef(a *plan.Array) (*plan.ZarrRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan.ZarrRef{Store: s.interDir, Path: key, StorageOptions: opts}, nil
+	ref := &plan.ZarrRef{Store: s.interDir, Path: a.Name, Compressors: codecs, StorageOptions: opts}
+	if s.keyed {
+		if ref.Path, err = plan.Key(a); err != nil {
+			return nil, err
+		}
+	}
+	return ref, nil
+}
+
+// storedMetadata is the shape, chunk shape and data type of the Zarr array
+// holding a. An intermediate's grid has one chunk per block: irregular
+// chunkings are padded to the largest block.
+func storedMetadata(a *plan.Array, intermediate bool) zarr.ArrayMetadata {
+	chunk := a.ChunkShape()
+	for i, c := range chunk {
+		chunk[i] = max(c, 1)
+	}
+	meta := zarr.ArrayMetadata{Shape: a.Shape, ChunkShape: chunk, DataType: a.DType}
+	if intermediate && !plan.IsRegular(a.Chunks) {
+		meta.Shape = make([]int, a.NDim())
+		for i, c := range chunk {
+			meta.Shape[i] = c * len(a.Chunks[i])
+		}
+	}
+	return meta
 }
 
 // attach opens, without creating anything, the Zarr array that a computed
@@ -515,17 +520,6 @@ func (s *storage) complete(ctx context.Context, a *plan.Array) bool {
 	if err != nil {
 		return false
 	}
-	chunk := a.ChunkShape()
-	for i, c := range chunk {
-		chunk[i] = max(c, 1)
-	}
-	meta := zarr.ArrayMetadata{Shape: a.Shape, ChunkShape: chunk, DataType: a.DType}
-	if !plan.IsRegular(a.Chunks) {
-		meta.Shape = make([]int, a.NDim())
-		for i, c := range chunk {
-			meta.Shape[i] = c * len(a.Chunks[i])
-		}
-	}
-	_, ok := completeArray(ctx, st, ref.Path, meta)
+	_, ok := completeArray(ctx, st, ref.Path, storedMetadata(a, true))
 	return ok
 }
