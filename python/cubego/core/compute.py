@@ -18,7 +18,7 @@ from cubego.core.config import config
 from cubego.core.plan import FinalizedPlan, fusion_options, handles
 from cubego.core.spec import common, parse_size
 from cubego.runtime.create import EXECUTORS, create_executor, is_remote
-from cubego.runtime.remote import ENGINE_OPTIONS, RemoteExecutor, drive
+from cubego.runtime.remote import ENGINE_OPTIONS, PROCESSES_OPTIONS, RemoteExecutor, drive
 from cubego.runtime.types import (
     Callback,
     ComputeEndEvent,
@@ -31,10 +31,6 @@ from cubego.runtime.types import (
 __all__ = ["ENGINE_OPTIONS", "compute", "execution", "last_stats", "options", "run"]
 
 _last_stats: dict | None = None
-
-# Options of Cubed's other executors, accepted (with a warning) so that code
-# written for them runs.
-IGNORED_OPTIONS = ("use_processes", "max_tasks_per_child")
 
 
 def last_stats() -> dict | None:
@@ -100,7 +96,7 @@ def execution(
         opts["runner"] = "remote"
     else:
         opts = merged
-        for key in IGNORED_OPTIONS:
+        for key in PROCESSES_OPTIONS:  # accepted with a warning, so Cubed code runs
             if key in opts:
                 del opts[key]
                 warnings.warn(

@@ -26,6 +26,7 @@ from cubego.runtime.worker import run_batch
 __all__ = [
     "ENGINE_OPTIONS",
     "PASSED_OVER",
+    "PROCESSES_OPTIONS",
     "RemoteExecutor",
     "Session",
     "check_worker_memory",
@@ -54,9 +55,13 @@ ENGINE_OPTIONS = frozenset(
     }
 )
 
+#: Options of Cubed's processes executor, which code written for Cubed passes
+#: to other executors too.
+PROCESSES_OPTIONS = ("use_processes", "max_tasks_per_child")
+
 #: The options an engine executor accepts without using them: the engine's,
 #: and those of Cubed's processes executor (code written for it runs).
-PASSED_OVER = ENGINE_OPTIONS | {"use_processes", "max_tasks_per_child"}
+PASSED_OVER = ENGINE_OPTIONS | set(PROCESSES_OPTIONS)
 
 
 class Session:
