@@ -225,13 +225,16 @@ class CoiledSession(Session):
             pending = list(self._pending.values())
             self._pending.clear()
         for dask_future, future in pending:
-            dask_future.cancel()
+            # Fail the call before cancelling it: the cancellation settles the Dask
+            # future at once on the client's thread, whose callback would otherwise
+            # win with Dask's own FutureCancelledError.
             try:
                 future.set_exception(
                     RuntimeError("coiled: the session was closed while the call ran")
                 )
             except concurrent.futures.InvalidStateError:
                 pass  # it settled meanwhile
+            dask_future.cancel()
         if self._client is None and self._connected:
             self.function.client.close()
 
