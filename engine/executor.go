@@ -238,6 +238,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	if opts.Resume {
 		if err := j.markUnneeded(ctx); err != nil {
 			storage.close()
+			_ = storage.releaseUsed(func(string) bool { return true })
 			return nil, err
 		}
 	}
@@ -268,6 +269,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	if err != nil {
 		if opts.Resume {
 			j.storage.close() // keep the intermediates for the next try
+			_ = j.storage.releaseUsed(func(string) bool { return true })
 		} else {
 			res.Close()
 		}

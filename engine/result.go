@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"unsafe"
 
 	"github.com/cubego/cubego/ops"
@@ -220,14 +219,13 @@ func (r *Result) Close() error {
 	if !s.keyed {
 		return removeLocal(r.job.dir)
 	}
+	keep := map[string]bool{}
 	if s.resume {
-		keep := map[string]bool{}
 		for _, a := range r.job.plan.Outputs {
 			if k, err := plan.Key(a); err == nil {
 				keep[k] = true
 			}
 		}
-		s.used = slices.DeleteFunc(s.used, func(p string) bool { return keep[p] })
 	}
-	return s.removeUsed()
+	return s.releaseUsed(func(p string) bool { return keep[p] })
 }

@@ -297,7 +297,12 @@ func (j *job) markUnneeded(ctx context.Context) error {
 func StoredIntermediates(ctx context.Context, p *plan.Plan) (map[*plan.Array]bool, []string, error) {
 	s := newStorage(resumeDir(p.Spec.WorkDir))
 	s.keyed = true
-	defer s.close()
+	defer func() {
+		s.close()
+		// Only a probe: if another computation deletes one of these before
+		// ours starts, ours finds it incomplete and computes it again.
+		_ = s.releaseUsed(func(string) bool { return true })
+	}()
 	final := map[*plan.Array]bool{}
 	for _, a := range p.Outputs {
 		final[a] = true

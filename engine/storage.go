@@ -33,6 +33,7 @@ type storage struct {
 	// earlier computation left there: complete arrays and written chunks.
 	keyed, resume bool
 	used          []string
+	locks         map[string]*userLock // by path in used (users.go)
 	// Intermediates kept in memory while they fit memBudget (bytes).
 	memBudget, memUsed int64
 	memStore           zarr.Store
@@ -152,12 +153,13 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 		}
 	}
 	if intermediate && s.keyed {
-		s.mu.Lock()
-		s.used = append(s.used, ref.Path)
-		s.mu.Unlock()
+		if err := s.use(ref.Path); err != nil {
+			return false, err
+		}
 	}
 	if intermediate && s.resume {
 		if z, ok := completeArray(ctx, st, ref.Path, meta); ok {
+			z.SetMissingChunksAreErrors(true)
 			s.mu.Lock()
 			s.arrays[a] = z
 			s.mu.Unlock()
@@ -168,7 +170,11 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 	if err != nil {
 		return false, err
 	}
+	// Every chunk of an intermediate is written, so a missing one was
+	// deleted under us (the work dir removed mid-run): an error, never
+	// the fill value (docs/reliability.md).
 	z.SetWriteEmptyChunks(intermediate)
+	z.SetMissingChunksAreErrors(intermediate)
 	s.mu.Lock()
 	s.arrays[a] = z
 	s.mu.Unlock()
@@ -239,11 +245,51 @@ func (s *storage) remove(a *plan.Array) {
 	}
 }
 
-// removeUsed deletes the resumable intermediates a computation used.
-func (s *storage) removeUsed() error {
+// use records that this computation uses the keyed intermediate at path,
+// holding a shared lock on it until releaseUsed (users.go), so another
+// computation of the same array never deletes it under us.
+func (s *storage) use(path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Contains(s.used, path) {
+		return nil
+	}
+	if lp := lockPath(joinURL(s.interDir, path)); lp != "" {
+		l, err := lockShared(lp)
+		if err != nil {
+			return err
+		}
+		if s.locks == nil {
+			s.locks = map[string]*userLock{}
+		}
+		s.locks[path] = l
+	}
+	s.used = append(s.used, path)
+	return nil
+}
+
+// releaseUsed lets go of the keyed intermediates this computation used:
+// those keep reports true for stay; the others are deleted unless another
+// computation still uses them (then the last one to finish deletes them).
+func (s *storage) releaseUsed(keep func(path string) bool) error {
+	s.mu.Lock()
+	used, locks := s.used, s.locks
+	s.used, s.locks = nil, nil
+	s.mu.Unlock()
 	var first error
-	for _, p := range s.used {
-		if err := removeLocal(joinURL(s.interDir, p)); err != nil && first == nil {
+	for _, p := range used {
+		l := locks[p]
+		var err error
+		switch {
+		case keep(p) && l != nil:
+			l.release()
+		case keep(p):
+		case l != nil:
+			err = l.removeIfLast(joinURL(s.interDir, p))
+		default:
+			err = removeLocal(joinURL(s.interDir, p))
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
@@ -503,7 +549,11 @@ func (s *storage) attach(ctx context.Context, a *plan.Array) error {
 	if err != nil {
 		return fmt.Errorf("engine: %s is missing from %s (path %q): %w", a.Name, ref.Store, ref.Path, err)
 	}
+	// Every chunk of an intermediate is written, so a missing one was
+	// deleted under us (the work dir removed mid-run): an error, never
+	// the fill value (docs/reliability.md).
 	z.SetWriteEmptyChunks(intermediate)
+	z.SetMissingChunksAreErrors(intermediate)
 	s.mu.Lock()
 	s.arrays[a] = z
 	s.mu.Unlock()
@@ -518,6 +568,9 @@ func (s *storage) complete(ctx context.Context, a *plan.Array) bool {
 	}
 	st, err := s.store(ctx, ref)
 	if err != nil {
+		return false
+	}
+	if s.use(ref.Path) != nil {
 		return false
 	}
 	_, ok := completeArray(ctx, st, ref.Path, storedMetadata(a, true))

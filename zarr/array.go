@@ -31,6 +31,8 @@ type Array struct {
 	readerInto ReaderInto // the store's fast path, or nil
 
 	writeEmptyChunks atomic.Bool
+	// missingIsError makes a missing chunk an error instead of the fill value.
+	missingIsError atomic.Bool
 }
 
 const metadataKey = "zarr.json"
@@ -210,6 +212,23 @@ func (a *Array) GridShape() []int { return append([]int{}, a.grid...) }
 // chunk reads as the fill value.
 func (a *Array) SetWriteEmptyChunks(write bool) { a.writeEmptyChunks.Store(write) }
 
+// SetMissingChunksAreErrors sets whether reading a chunk whose key is
+// missing is an error wrapping ErrMissingChunk (naming the key) instead of
+// the fill value. Arrays whose every chunk is written (intermediates, with
+// SetWriteEmptyChunks(true)) set it, so a chunk deleted while in use can
+// never read as the fill value.
+func (a *Array) SetMissingChunksAreErrors(on bool) { a.missingIsError.Store(on) }
+
+// missing handles a chunk key that is not in the store: the fill value, or
+// an error when the array's chunks must all exist.
+func (a *Array) missing(key string, dst []byte) error {
+	if a.missingIsError.Load() {
+		return fmt.Errorf("%w: chunk %s of array %q is not in the store, though every chunk of this array is written (was it deleted while in use?)", ErrMissingChunk, key, a.path)
+	}
+	a.fill(dst)
+	return nil
+}
+
 // ChunkKey returns the store key of the chunk at coords, including the
 // array's path: "x/c/1/0" for the default encoding, "x/c" for a 0-d
 // array, "x/1.0" for the "v2" encoding. It does not check that coords lie
@@ -254,7 +273,7 @@ func (a *Array) checkChunk(coords []int, n int, what string) error {
 
 // ReadChunk decodes the chunk at coords into dst, which must hold exactly
 // ChunkBytes bytes; elements are little-endian in C order. A missing chunk
-// reads as the fill value. Data that does not decode to exactly one chunk
+// reads as the fill value (or is an error, see SetMissingChunksAreErrors). Data that does not decode to exactly one chunk
 // is an error wrapping ErrCorrupt that names the chunk key. After an
 // error the contents of dst are unspecified.
 func (a *Array) ReadChunk(ctx context.Context, coords []int, dst []byte) error {
@@ -269,8 +288,7 @@ func (a *Array) ReadChunk(ctx context.Context, coords []int, dst []byte) error {
 		n, err := a.readerInto.GetInto(ctx, key, dst)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			a.fill(dst)
-			return nil
+			return a.missing(key, dst)
 		case errors.Is(err, ErrCorrupt):
 			return fmt.Errorf("%w: chunk %s: longer than %d bytes", ErrCorrupt, key, len(dst))
 		case err != nil:
@@ -283,8 +301,7 @@ func (a *Array) ReadChunk(ctx context.Context, coords []int, dst []byte) error {
 
 	enc, release, err := a.getEncoded(ctx, key)
 	if errors.Is(err, ErrNotFound) {
-		a.fill(dst)
-		return nil
+		return a.missing(key, dst)
 	}
 	if err != nil {
 		return err

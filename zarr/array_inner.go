@@ -79,8 +79,7 @@ func (a *Array) ReadInnerChunk(ctx context.Context, coords []int, dst []byte) er
 	if !ranged || (!sc.atStart && !suffix) {
 		whole, err := a.store.Get(ctx, key)
 		if errors.Is(err, ErrNotFound) {
-			a.fill(dst)
-			return nil
+			return a.missing(key, dst)
 		}
 		if err != nil {
 			return err
@@ -100,8 +99,7 @@ func (a *Array) ReadInnerChunk(ctx context.Context, coords []int, dst []byte) er
 		stored, err = sg.GetSuffix(ctx, key, int64(sc.indexSize))
 	}
 	if errors.Is(err, ErrNotFound) {
-		a.fill(dst)
-		return nil
+		return a.missing(key, dst)
 	}
 	if err != nil {
 		return err

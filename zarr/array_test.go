@@ -579,3 +579,28 @@ func BenchmarkReadChunk(b *testing.B) {
 		})
 	}
 }
+
+// An array whose chunks must all exist reports a missing one, naming its
+// key, instead of reading the fill value; plain and sharded arrays alike.
+func TestMissingChunksAreErrors(t *testing.T) {
+	ctx := context.Background()
+	for name, codecs := range map[string][]zarr.Codec{
+		"plain":   nil,
+		"sharded": {zarr.ShardingCodec([]int{2}, nil, "end")},
+	} {
+		s := zarr.NewMemoryStore()
+		z, err := zarr.CreateArray(ctx, s, "x", zarr.ArrayMetadata{Shape: []int{8}, ChunkShape: []int{4}, DataType: zarr.Float64, Codecs: codecs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, z.ChunkBytes())
+		if err := z.ReadChunk(ctx, []int{1}, buf); err != nil {
+			t.Fatalf("%s: a missing chunk of a plain array: %v", name, err)
+		}
+		z.SetMissingChunksAreErrors(true)
+		err = z.ReadChunk(ctx, []int{1}, buf)
+		if !errors.Is(err, zarr.ErrMissingChunk) || !errors.Is(err, zarr.ErrNotFound) || !strings.Contains(err.Error(), "x/c/1") {
+			t.Errorf("%s: got %v, want ErrMissingChunk naming x/c/1", name, err)
+		}
+	}
+}

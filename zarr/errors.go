@@ -1,6 +1,9 @@
 package zarr
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the zarr package; wrap them with fmt.Errorf("%w: ...").
 var (
@@ -14,4 +17,8 @@ var (
 	ErrInvalid = errors.New("zarr: invalid")
 	// ErrCorrupt means stored bytes that cannot be decoded.
 	ErrCorrupt = errors.New("zarr: corrupt data")
+	// ErrMissingChunk means a chunk key is missing from an array whose
+	// chunks must all exist (Array.SetMissingChunksAreErrors): an
+	// intermediate deleted while it was in use. It wraps ErrNotFound.
+	ErrMissingChunk = fmt.Errorf("%w: missing chunk", ErrNotFound)
 )
