@@ -81,6 +81,20 @@ func (a args) integer(k string, def int) (int, error) {
 	return toInt(k, v)
 }
 
+// atLeast is integer for an option that, when given, must be at least
+// least (max_workers=0 or retries=-1 were once accepted silently).
+func (a args) atLeast(k string, def, least int) (int, error) {
+	v, ok := a[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	n, err := toInt(k, v)
+	if err == nil && n < least {
+		err = plan.Errorf(plan.ErrValue, "Invalid value for %s: %d (it must be at least %d)", k, n, least)
+	}
+	return n, err
+}
+
 func (a args) int64(k string, def int64) (int64, error) {
 	v, ok := a[k]
 	if !ok || v == nil {

@@ -131,16 +131,16 @@ func computeOptions(a args) (engine.Options, error) {
 	if o.Executor, err = a.str("executor", ""); err != nil {
 		return o, err
 	}
-	if o.MaxWorkers, err = a.integer("max_workers", 0); err != nil {
+	if o.MaxWorkers, err = a.atLeast("max_workers", 0, 1); err != nil {
 		return o, err
 	}
-	if o.Retries, err = a.integer("retries", -1); err != nil {
+	if o.Retries, err = a.atLeast("retries", -1, 0); err != nil {
 		return o, err
 	}
 	if o.ProcessBudget, err = a.int64("process_budget", 0); err != nil {
 		return o, err
 	}
-	if o.BatchSize, err = a.integer("batch_size", 0); err != nil {
+	if o.BatchSize, err = a.atLeast("batch_size", 0, 1); err != nil {
 		return o, err
 	}
 	if o.ComputeArraysInParallel, err = a.boolean("compute_arrays_in_parallel", true); err != nil {
@@ -155,7 +155,7 @@ func computeOptions(a args) (engine.Options, error) {
 	if o.IntermediateMem, err = a.int64("intermediate_mem", 0); err != nil {
 		return o, err
 	}
-	if o.TasksPerBatch, err = a.integer("tasks_per_batch", 0); err != nil {
+	if o.TasksPerBatch, err = a.atLeast("tasks_per_batch", 0, 1); err != nil {
 		return o, err
 	}
 	switch runner, err := a.str("runner", ""); {

@@ -24,6 +24,7 @@ import json
 import math
 import numbers
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -230,6 +231,12 @@ def _warn_if_stale(path: Path) -> None:
                     return
 
 
+def in_forked_child() -> bool:
+    """Whether this process is a fork of one that had loaded the library (which
+    cannot be used here: see :data:`FORK_MESSAGE`)."""
+    return _forked or (_pid is not None and os.getpid() != _pid)
+
+
 def _check_process() -> None:
     if _forked or (_pid is not None and os.getpid() != _pid):
         raise RuntimeError(FORK_MESSAGE)
@@ -430,9 +437,11 @@ class Job:
                     raise error
                 if done:
                     return
-        except BaseException:
+        except BaseException as exc:
             if not self._finished:
                 self.cancel()
+                if isinstance(exc, KeyboardInterrupt):
+                    pyfunc.interrupt_running()
                 self._wait_stopped(timeout_ms)
             raise
 
@@ -454,12 +463,24 @@ class Job:
         A second Ctrl-C abandons the wait.
         """
         lib = library()
+        said = False
         while True:
             done, err = ctypes.c_int32(0), ctypes.c_void_p()
             lib.cg_job_wait(self.handle, timeout_ms, ctypes.byref(done), ctypes.byref(err))
             _take_string(err)
             if done.value:
                 return
+            busy = pyfunc.running()
+            if busy and not said:
+                # Python delivers the interrupt to a function in C code (a sleep,
+                # a long numpy call) only when that call returns: say what we wait for.
+                said = True
+                sys.stderr.write(
+                    f"cubego: computation cancelled; waiting for {len(busy)} running Python "
+                    f"function(s) to return ({'; '.join(busy[:3])}). "
+                    "Press Ctrl-C again to stop waiting.\n"
+                )
+                sys.stderr.flush()
 
     def cancel(self) -> None:
         library().cg_job_cancel(self.handle)

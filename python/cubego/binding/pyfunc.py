@@ -97,6 +97,27 @@ _PyGILState_Ensure = ctypes.pythonapi.PyGILState_Ensure
 _PyGILState_Ensure.restype = ctypes.c_int
 _thread_state = threading.local()
 
+# The Python functions running now, by thread id: what Ctrl-C interrupts
+# (interrupt_running) and names while it waits for them (running).
+_running: dict[int, str] = {}
+_PyThreadState_SetAsyncExc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_PyThreadState_SetAsyncExc.argtypes = [ctypes.c_ulong, ctypes.py_object]
+
+
+def running() -> list[str]:
+    """The Python chunk functions running now, described for a message."""
+    return list(_running.values())
+
+
+def interrupt_running() -> None:
+    """Raise ``KeyboardInterrupt`` in the threads running a Python chunk function.
+
+    Python delivers it at the function's next bytecode: a pure-Python loop stops
+    at once, a call into C (``time.sleep``, a numpy kernel) when that call returns.
+    """
+    for ident in list(_running):
+        _PyThreadState_SetAsyncExc(ident, KeyboardInterrupt)
+
 
 def register(key: str, fn: Any) -> None:
     """Make *fn* the task function of *key* in this process (the op was built here)."""
@@ -295,7 +316,12 @@ def _run(
             else:
                 out = np.zeros(shape, dtype=dtype)
             task = Task(d[0] == 1, tuple(d[3 : 3 + n]), step, d[3 + n : 3 + 2 * n], starts, names)
-            fn(inputs, out, task)
+            ident = threading.get_ident()
+            _running[ident] = f"{describe(getattr(fn, 'func', fn))} on {where(task)}"
+            try:
+                fn(inputs, out, task)
+            finally:
+                del _running[ident]
             del inputs, out
             i = _escaped(buffers)
             if i is not None:

@@ -615,6 +615,33 @@ def _encode_key(key: Any) -> list[dict]:
 
 
 def _restore_array(graph: str, spec: Any) -> Array:
-    """Unpickle an array: rebuild its graph in this process's library."""
+    """Unpickle an array: rebuild its graph in this process's library.
+
+    In a forked child the library cannot be used, but unpickling must not fail:
+    a fork-context ``multiprocessing.Pool`` worker that fails to unpickle its task
+    dies without a word and the pool waits forever. The child gets a stand-in
+    whose every use raises the fork error, which the pool sends back at once.
+    """
+    if libcubego.in_forked_child():
+        stand_in = object.__new__(_ForkedChildArray)
+        stand_in._pickled = (graph, spec)
+        return stand_in
     (info,) = libcubego.arrays_from_json(graph)
     return Array._new(info, spec)
+
+
+class _ForkedChildArray(Array):
+    """A cubego array unpickled in a forked child: any use raises ``RuntimeError``
+    (its slots are never set, so every method reaches ``__getattr__``)."""
+
+    _pickled: tuple[str, Any]
+
+    def __repr__(self) -> str:
+        return "<cubego array, unusable in a forked child process>"
+
+    def __reduce__(self) -> Any:
+        # Sent back to the parent (a pool task returning it): usable there.
+        return (_restore_array, self._pickled)
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(libcubego.FORK_MESSAGE)
