@@ -23,8 +23,12 @@ Usage (the project venv, which has dask.distributed)::
 
     .venv/bin/python benchmarks/scale_out.py --size Q --rounds 2 --label distributed-Q
 
-Cubed is not run here: its Dask executor needs ``dask<2024.12`` (Cubed #638),
-which cannot share an interpreter or a cluster with this dask.distributed.
+- ``cubed-dask`` (on request, ``--engines``): Cubed 0.27 with its DaskExecutor
+  on a 2-worker ``LocalCluster`` of the same settings. Cubed's Dask executor
+  needs ``dask<2024.12`` (Cubed #638), which cannot share an interpreter or a
+  cluster with this dask.distributed, so it runs in the peers' venv
+  (``--peers-python``, default ``benchmarks/.venv-peers/bin/python``; see
+  README.md) through ``engines/cubed_dask_runner.py``, on its own cluster.
 """
 
 from __future__ import annotations
@@ -114,6 +118,36 @@ def _dask(case, paths, client):
     return values, peak, sum(len(o.__dask_graph__()) for o in outs)
 
 
+def _cubed_dask(case, paths, work, python):
+    """One Cubed-on-Dask run in the peers' venv (engines/cubed_dask_runner.py)."""
+    import subprocess
+
+    job = {
+        "workload": case.workload,
+        "params": case.params,
+        "paths": paths,
+        "work_dir": work,
+        "allowed_mem": ALLOWED_MEM,
+        "workers": WORKERS,
+    }
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(job, f)
+    try:
+        out = subprocess.run(
+            [python, os.path.join(here, "engines", "cubed_dask_runner.py"), f.name],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
+    finally:
+        os.unlink(f.name)
+    if out.returncode != 0:
+        raise RuntimeError(f"cubed-dask failed:\n{out.stderr[-3000:]}")
+    r = json.loads(out.stdout.splitlines()[-1])
+    return [np.asarray(v) for v in r["values"]], r["worker_peak_rss"], r["tasks"], r["wall"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--size", default="Q", choices=["T", "Q", "M"])
@@ -122,6 +156,11 @@ def main() -> None:
     ap.add_argument("--engines", default="cubego-threads,cubego-processes,cubego-dask,dask")
     ap.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "cubego-bench-data"))
     ap.add_argument("--label", default=None)
+    ap.add_argument(
+        "--peers-python",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv-peers", "bin", "python"),
+        help="the peers' venv interpreter, for cubed-dask",
+    )
     args = ap.parse_args()
     engines = args.engines.split(",")
     from distributed import Client, LocalCluster
@@ -156,8 +195,13 @@ def main() -> None:
                                 c = stack.enter_context(new_cluster())
                                 client = stack.enter_context(Client(c))
                             start = time.perf_counter()
+                            inner = None  # a wall the run measured itself
                             if engine == "dask":
                                 values, peak, tasks = _dask(case, paths, client)
+                            elif engine == "cubed-dask":
+                                values, peak, tasks, inner = _cubed_dask(
+                                    case, paths, work, args.peers_python
+                                )
                             else:
                                 executor = {
                                     "cubego-threads": "threads",
@@ -166,7 +210,7 @@ def main() -> None:
                                     "cubego-lithops": "lithops" in engine and _lithops(),
                                 }[engine]
                                 values, peak, tasks = _cubego(case, paths, executor, work)
-                            walls.append(time.perf_counter() - start)
+                            walls.append(inner if inner is not None else time.perf_counter() - start)
                             peaks.append(peak)
                     processes.close()
                     if reference is None:
