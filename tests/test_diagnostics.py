@@ -45,6 +45,38 @@ def test_progress_bar_rows(spec):
         assert f"{op.num_tasks}/{op.num_tasks}" in text
 
 
+def test_rich_progress_bar_rows(spec):
+    """Cubed's default progress bar, at Cubed's module path: a row per op, with its
+    name, function and done/total tasks."""
+    from rich.console import Console
+
+    from cubego.diagnostics.rich import RichProgressBar
+
+    y, expected = _workload(spec)
+    out = io.StringIO()
+    bar = RichProgressBar(console=Console(file=out, width=120, force_terminal=False))
+    np.testing.assert_allclose(y.compute(callbacks=[bar]), expected)
+    text = out.getvalue()
+    for op in y.plan().ops:
+        assert f"{op.name} {op.func}" in text
+        assert f"{op.num_tasks}/{op.num_tasks}" in text
+    assert "100.0%" in text
+
+
+def test_rich_progress_bar_needs_rich(monkeypatch):
+    from cubego.diagnostics.rich import RichProgressBar
+
+    monkeypatch.setitem(sys.modules, "rich.progress", None)
+    with pytest.raises(ImportError, match="rich"):
+        RichProgressBar()
+
+
+def test_tqdm_progress_bar_at_cubeds_module_path():
+    from cubego.diagnostics.tqdm import TqdmProgressBar
+
+    assert TqdmProgressBar is ProgressBar
+
+
 def test_progress_bar_needs_tqdm(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     with pytest.raises(ImportError, match=r"cubego\[diagnostics\]"):

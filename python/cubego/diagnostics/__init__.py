@@ -1,6 +1,7 @@
 """Diagnostics: callbacks that show, record and check a running computation.
 
-* :class:`ProgressBar` (tqdm): one progress row per operation, e.g. ``op-003 add 4/4``.
+* :class:`ProgressBar` (tqdm): one progress row per operation, e.g. ``op-003 add 4/4``;
+  ``cubego.diagnostics.rich.RichProgressBar`` is Cubed's rich display of the same.
 * :class:`HistoryCallback`: CSV files of the plan, every task and per-operation
   memory statistics under ``history/<compute_id>/``.
 * :class:`TimelineVisualizationCallback`, :class:`MemoryVisualizationCallback`
