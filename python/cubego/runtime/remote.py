@@ -52,6 +52,7 @@ ENGINE_OPTIONS = frozenset(
         "optimize_function",
         "max_total_source_arrays",
         "max_total_num_input_blocks",
+        "single_input_fusion",
     }
 )
 
