@@ -426,3 +426,78 @@ def test_optimize_function_refusals(tmp_path, spec):
         cubego.compute(z, compile_function=lambda f: f)
     with pytest.raises(NotImplementedError, match="compile_function"):
         cubego.plan(z, compile_function=lambda f: f)
+
+
+# ----------------------------------------------------------------------------- diagnostics
+
+
+def test_live_widgets_follow_a_computation(tmp_path, spec):
+    import ipywidgets
+
+    from cubego.diagnostics.widgets import LiveMemoryViewer, LivePlanViewer, LiveTimelineViewer
+
+    a = np.arange(64.0).reshape(8, 8)
+    x = cubego.asarray(a, chunks=4, spec=spec)
+    y = cubego.sum(x * 2, axis=0, split_every=2)
+    p = cubego.plan(y)
+    plan_viewer, memory_viewer, timeline_viewer = (
+        LivePlanViewer(),
+        LiveMemoryViewer(),
+        LiveTimelineViewer(),
+    )
+    seen = {}
+
+    class Dag(cubego.Callback):
+        def on_compute_start(self, event):
+            seen["dag"] = event.dag
+
+    with memory_viewer:
+        got = y.compute(callbacks=[plan_viewer, timeline_viewer, Dag()])
+    np.testing.assert_allclose(got, (a * 2).sum(axis=0))
+    assert isinstance(seen["dag"], nx.MultiDiGraph)
+
+    # The plan viewer: a summary and one full, green progress bar per operation.
+    box = plan_viewer.widget
+    assert isinstance(box, ipywidgets.VBox)
+    assert f"{p.num_tasks} tasks" in box.children[0].value
+    assert [b.description for b in box.children[1:]] == [op.name for op in p.ops]
+    for op in p.ops:
+        bar = plan_viewer.bars[op.name]
+        assert (bar.value, bar.max, bar.bar_style) == (op.num_tasks, op.num_tasks, "success")
+    assert set(plan_viewer.progress.values()) == {1.0}
+
+    # The memory viewer: every task counted, measured memory within the projection.
+    assert isinstance(memory_viewer.widget, ipywidgets.HTML)
+    for op in p.ops:
+        row = memory_viewer.rows[op.name]
+        assert row["tasks"] == op.num_tasks and row["projected_mem"] == op.projected_mem
+        assert 0 < row["peak_allocated"] <= op.projected_mem
+        assert row["peak_measured_mem"] > 0
+        assert op.name in memory_viewer.widget.value
+
+    # The timeline viewer: four times per task, in order, from the first task.
+    values = timeline_viewer.values
+    assert len(values) == 4 * p.num_tasks
+    assert min(v["elapsed_time"] for v in values) == 0
+    for i in range(p.num_tasks):
+        times = [v["elapsed_time"] for v in values if v["task_index"] == i]
+        assert times == sorted(times)
+    assert all(op.name in timeline_viewer.widget.value for op in p.ops)
+
+    # Given a widget, a viewer draws into it.
+    box = ipywidgets.VBox()
+    again = LivePlanViewer(box)
+    y.compute(callbacks=[again])
+    assert again.widget is box and len(box.children) == len(p.ops) + 1
+
+
+def test_memory_viewer_warns_without_measurements(spec):
+    from cubego.diagnostics.widgets import LiveMemoryViewer
+    from cubego.runtime.types import ComputeStartEvent, TaskEndEvent
+
+    viewer = LiveMemoryViewer()
+    p = cubego.plan(cubego.ones((4,), chunks=2, spec=spec) + 1)
+    viewer.on_compute_start(ComputeStartEvent("c", p))
+    with pytest.warns(UserWarning, match="not measured"):
+        viewer.on_task_end(TaskEndEvent(p.ops[0].name))
+    assert viewer.rows[p.ops[0].name]["tasks"] == 1
