@@ -171,5 +171,5 @@ func linalgTaskMem(fn string, m, n, k int, dt, outDT DType, spec *plan.Spec) (pe
 	copies := plan.CopiesFor(spec.WorkDir)
 	perIn := int64(m*n+n*k) * int64(dt.Size()) * (1 + copies.Read)
 	perOut := plan.Prod(core) * int64(outDT.Size()) * (2 + copies.Write)
-	return perIn + perOut, kernels.LinalgWorkspace(fn, m, n, k)
+	return perIn + perOut, kernels.LinalgWorkspace(fn, dt, m, n, k)
 }

@@ -19,8 +19,9 @@ import (
 //  1. each task factorizes one row block, A_i = Q1_i R1_i; Q1 has A's shape
 //     and chunks and the n×n factors R1_i are stacked into R1 (k·n × n);
 //  2. R1 = Q2 R: when R1 fits one task it is factorized whole (Linalg),
-//     otherwise its row blocks are merged tsqrSplitEvery at a time and step
-//     1 recurses on it, so each level shrinks the stack by that factor;
+//     otherwise its row blocks are merged tsqrSplitEvery at a time (fewer,
+//     down to 2, when that many do not fit one task) and step 1 recurses on
+//     it, so each level shrinks the stack by that factor;
 //  3. each task of Q multiplies Q1_i by the rows of Q2 that belong to its
 //     block: Q_i = Q1_i Q2_i.
 //
@@ -120,12 +121,7 @@ func tsqr(x *plan.Array) (q, r *plan.Array, err error) {
 			return nil, nil, err
 		}
 	} else {
-		if k == 1 {
-			return nil, nil, plan.Errorf(plan.ErrValue,
-				"linalg qr: the %d×%d factor R of one row block does not fit allowed_mem of %s; raise allowed_mem",
-				n, n, plan.FormatBytes(x.Spec.AllowedMem))
-		}
-		merged, err := Rechunk(r1, []any{tsqrSplitEvery * n, n})
+		merged, err := tsqrMerge(r1)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -153,6 +149,30 @@ func tsqr(x *plan.Array) (q, r *plan.Array, err error) {
 	return q, r, nil
 }
 
+// tsqrMerge returns the stacked factors r1 with tsqrSplitEvery of their row
+// blocks merged into one, or fewer (down to 2) when the factorization of
+// that many does not fit one task, for the next level of TSQR.
+func tsqrMerge(r1 *plan.Array) (*plan.Array, error) {
+	n := r1.Shape[1]
+	for f := tsqrSplitEvery; f >= 2 && len(r1.Chunks[0]) > 1; f-- {
+		merged, err := Rechunk(r1, []any{f * n, n})
+		if err != nil {
+			return nil, err
+		}
+		q, err := tsqrStep(merged, "qr_q")
+		if err != nil {
+			return nil, err
+		}
+		if plan.ProjectedMem(q.Op) <= r1.Spec.AllowedMem {
+			return merged, nil
+		}
+	}
+	return nil, plan.Errorf(plan.ErrValue,
+		"linalg qr: the stacked %d×%d factors R of the row blocks do not fit one task of allowed_mem %s, "+
+			"and neither does the factorization of two of them; raise allowed_mem",
+		n, n, plan.FormatBytes(r1.Spec.AllowedMem))
+}
+
 // tsqrStep returns Q1 (fn "qr_q": x's shape and chunks) or the stacked R1
 // factors (fn "qr_r": one n×n block per row block of x) of TSQR's first step.
 func tsqrStep(x *plan.Array, fn string) (*plan.Array, error) {
@@ -174,7 +194,7 @@ func tsqrStep(x *plan.Array, fn string) (*plan.Array, error) {
 	out := plan.NewArray(shape, x.DType, chunks, x.Spec)
 	op := plan.NewOp("qr", "blockwise", []plan.Input{in}, out, plan.Kernel{Core: tsqrCore(fn)})
 	rows := plan.MaxChunk(x.Chunks[0])
-	op.ExtraMem = kernels.LinalgWorkspace(fn, rows, n, 0)
+	op.ExtraMem = kernels.LinalgWorkspace(fn, x.DType, rows, n, 0)
 	if rows < n {
 		// The unpadded factor, before it is copied into the padded block.
 		core, _ := kernels.LinalgCoreShape(fn, rows, n, 0)
