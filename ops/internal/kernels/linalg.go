@@ -87,6 +87,19 @@ func LinalgWorkspace(fn string, dt zarr.DataType, m, n, k int) int64 {
 			cols = mm
 		}
 		return 8 * (mm*nn + out + r + 32*(nn+cols) + 2)
+	case "svd_u", "svd_s", "svd_vh", "svd_full_u", "svd_full_vh":
+		if dt != zarr.Complex64 && dt != zarr.Complex128 {
+			// float64 copies of the matrix and the factor, the singular
+			// values, and Gesvd's work array: at most an m×n and an r×r
+			// matrix and blocked work of block size 32 along m and n.
+			r := min(mm, nn)
+			core, _ := LinalgCoreShape(fn, m, n, k)
+			out := int64(1)
+			for _, c := range core {
+				out *= int64(c)
+			}
+			return 8 * (mm*nn + out + r + mm*nn + r*r + 72*(mm+nn) + 64)
+		}
 	}
 	if LinalgComplexOutput(fn) {
 		// complex128 copies of the matrix, Z, the vectors' result and
