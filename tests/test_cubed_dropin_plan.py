@@ -373,25 +373,31 @@ def test_optimize_functions(tmp_path, spec):
     (x, y), (a, b) = _stored(tmp_path, spec, 2)
     chain = -(x * 2)
     fan_in = x * 2 + y * 3
-    expected = {chain.name: -(a * 2), fan_in.name: a * 2 + b * 3}
-    unfused = {z.name: cubego.plan(z, optimize_graph=False).num_ops for z in (chain, fan_in)}
-    assert unfused == {chain.name: 2, fan_in.name: 3}
-    cases = {
-        None: {chain.name: 1, fan_in.name: 1},
-        multiple_inputs_optimize_dag: {chain.name: 1, fan_in.name: 1},
-        functools.partial(multiple_inputs_optimize_dag, max_total_source_arrays=1): {
-            chain.name: 1,
-            fan_in.name: 2,
-        },
-        simple_optimize_dag: {chain.name: 1, fan_in.name: 3},
-        (lambda dag, array_names=None: dag): unfused,
-    }
-    for fn, ops in cases.items():
-        for z in (chain, fan_in):
+    tail = -(x * 2 + y * 3)  # a fan-in, then a single-input op
+    arrays = {"chain": chain, "fan_in": fan_in, "tail": tail}
+    expected = {"chain": -(a * 2), "fan_in": a * 2 + b * 3, "tail": -(a * 2 + b * 3)}
+    unfused = {"chain": 2, "fan_in": 3, "tail": 4}
+    assert {k: cubego.plan(z, optimize_graph=False).num_ops for k, z in arrays.items()} == unfused
+    cases = [
+        (None, {"chain": 1, "fan_in": 1, "tail": 1}),
+        (multiple_inputs_optimize_dag, {"chain": 1, "fan_in": 1, "tail": 1}),
+        # A fused operation may read one stored array: only the chain fuses.
+        (
+            functools.partial(multiple_inputs_optimize_dag, max_total_source_arrays=1),
+            {"chain": 1, "fan_in": 3, "tail": 4},
+        ),
+        # Single-input operations absorb their producer: the tail's negation fuses
+        # with the addition, which does not fuse with its two inputs.
+        (simple_optimize_dag, {"chain": 1, "fan_in": 3, "tail": 3}),
+        (lambda dag, array_names=None: dag, unfused),
+    ]
+    for fn, ops in cases:
+        for k, z in arrays.items():
             p = cubego.plan(z, optimize_function=fn)
-            assert p.num_ops == ops[z.name], (fn, z.name)
+            assert p.num_ops == ops[k], (fn, k)
+            assert p.optimized is (fn is None or ops is not unfused)
             (got,) = cubego.compute(z, optimize_function=fn)
-            np.testing.assert_allclose(got, expected[z.name])
+            np.testing.assert_allclose(got, expected[k])
     # Called on a graph, Cubed's optimizers return a graph (here a marked copy).
     dag = cubego.plan(fan_in, optimize_graph=False).dag
     assert isinstance(simple_optimize_dag(dag, array_names=(fan_in.name,)), nx.MultiDiGraph)
