@@ -476,7 +476,12 @@ def test_live_widgets_follow_a_computation(tmp_path, spec):
     # The timeline viewer: four times per task, in order, from the first task.
     values = timeline_viewer.values
     assert len(values) == 4 * p.num_tasks
-    assert min(v["elapsed_time"] for v in values) == 0
+    assert values[0] == {
+        "name": values[0]["name"],
+        "task_index": 0,
+        "elapsed_time": 0,
+        "event_type": "task create",
+    }
     for i in range(p.num_tasks):
         times = [v["elapsed_time"] for v in values if v["task_index"] == i]
         assert times == sorted(times)
