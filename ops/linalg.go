@@ -95,12 +95,16 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	if plan.Prod(shape) == 0 || m*n == 0 {
 		return nil, plan.Errorf(plan.ErrNotImplemented, "linalg %s of empty matrices is left to the caller", fn)
 	}
+	if nd == 2 && tsqrFuncs[fn] {
+		// The factors of one decomposition take the same path, so that
+		// their signs agree (Q with R, U with Vh).
+		if whole := tsqrWholeMem(fn, m, n, dt, x.Spec); whole > x.Spec.AllowedMem {
+			return tsqrFunction(fn, x, whole)
+		}
+	}
 	perMatrix, extra := linalgTaskMem(fn, m, n, k, dt, outDT, x.Spec)
 	room := x.Spec.AllowedMem - x.Spec.ReservedMem - extra
 	if room < perMatrix {
-		if nd == 2 && tsqrFuncs[fn] {
-			return tsqrFunction(fn, x, x.Spec.ReservedMem+extra+perMatrix)
-		}
 		hint := "raise allowed_mem"
 		if reduced, ok := reducedFuncs[fn]; ok && nd == 2 {
 			hint += fmt.Sprintf(" (the reduced factors, %s, of tall-and-skinny matrices are computed in parts)", reduced)

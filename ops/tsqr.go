@@ -50,6 +50,25 @@ func init() {
 
 func tsqrCore(fn string) string { return "tsqr_" + fn }
 
+// tsqrWholeMem returns the most memory a task computing one of the factors
+// of fn's decomposition (qr or svd) of a whole m×n matrix of dtype dt needs.
+func tsqrWholeMem(fn string, m, n int, dt DType, spec *plan.Spec) int64 {
+	family := []string{"qr_q", "qr_r"}
+	if fn != "qr_q" && fn != "qr_r" {
+		family = []string{"svd_u", "svd_s", "svd_vh"}
+	}
+	var most int64
+	for _, f := range family {
+		outDT := dt
+		if kernels.LinalgRealOutput(f) {
+			outDT = RealOf(dt)
+		}
+		perMatrix, extra := linalgTaskMem(f, m, n, 0, dt, outDT, spec)
+		most = max(most, spec.ReservedMem+extra+perMatrix)
+	}
+	return most
+}
+
 // tsqrFunction returns output fn of the 2-D floating matrix x by TSQR;
 // whole is the memory a task factorizing all of x would need.
 func tsqrFunction(fn string, x *plan.Array, whole int64) (*plan.Array, error) {

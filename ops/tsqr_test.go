@@ -131,3 +131,18 @@ func TestTSQRBlockPadding(t *testing.T) {
 		}
 	}
 }
+
+// The factors of one decomposition take the same path even when one of them
+// alone would fit one task: R of a whole-matrix QR would not match the Q of
+// TSQR (their signs may differ).
+func TestTSQRFactorsAgree(t *testing.T) {
+	spec := &plan.Spec{AllowedMem: 8_000} // R alone fits one task, Q does not
+	x := linalgInput(t, []int{64, 2}, Float64, []any{8, 2}, spec)
+	r, err := Linalg("qr_r", x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := r.Op.Inputs[0].Array; !slices.Equal(in.Shape, []int{16, 2}) {
+		t.Errorf("R factorizes a %v array, want the stacked 16×2 factors of TSQR", in.Shape)
+	}
+}
