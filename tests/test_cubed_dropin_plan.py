@@ -60,7 +60,9 @@ def test_qr_tall_and_skinny_in_bounded_memory(tmp_path, allowed):
     spec = cubego.Spec(work_dir=tmp_path, allowed_mem=allowed)
     x = cubego.asarray(a, chunks=(8, 2), spec=spec)
     q, r = cubego.linalg.qr(x)
-    assert q.chunks == x.chunks and r.shape == (2, 2)
+    assert q.shape == (64, 2) and r.shape == (2, 2)
+    if _whole_matrix_refused(x):  # TSQR: Q keeps the row blocks
+        assert q.chunks == x.chunks
     _assert_plan_fits(q, r)
     qv, rv = cubego.compute(q, r)
     np.testing.assert_allclose(qv @ rv, a, atol=1e-12)
