@@ -506,3 +506,26 @@ def test_memory_viewer_warns_without_measurements(spec):
     with pytest.warns(UserWarning, match="not measured"):
         viewer.on_task_end(TaskEndEvent(p.ops[0].name))
     assert viewer.rows[p.ops[0].name]["tasks"] == 1
+
+
+# ----------------------------------------------------------------------------- apply_gufunc
+
+
+def test_apply_gufunc_projection_against_cubed(tmp_path):
+    """Two kept core dims, 240 kB chunks: Cubed 0.27 projects 4 chunks (960 kB + 16 B).
+
+    cubego projects the same for an in-memory input, and one chunk more (the
+    function's result beside the output block) for a stored one (docs/memory.md).
+    """
+    chunk = 3 * 100 * 100 * 8
+    spec = cubego.Spec(work_dir=tmp_path, allowed_mem="1MB")
+    src = cubego.asarray(np.ones((12, 100, 100)), chunks=(3, 100, 100), spec=spec)
+    for x, chunks in ((src, 4), (src + 0, 5)):
+        y = cubego.apply_gufunc(lambda a: a * 2, "(i,j)->(i,j)", x, output_dtypes=np.float64)
+        (op,) = [op for op in cubego.plan(y).ops if op.func == "apply_gufunc"]
+        assert op.projected_mem == chunks * chunk
+    np.testing.assert_array_equal(
+        cubego.apply_gufunc(lambda a: a * 2, "(i,j)->(i,j)", src, output_dtypes=np.float64)
+        .compute(),
+        np.full((12, 100, 100), 2.0),
+    )
