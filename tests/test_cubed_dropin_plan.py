@@ -361,6 +361,17 @@ def test_finalized_plan_visualize(tmp_path, spec):
         assert f'"{op.name}"' in dot
 
 
+def test_ops_exceeding_memory_as_cubed(tmp_path):
+    # Cubed: a list of (op_name, primitive_op), worst first, with the op's memory figures.
+    over = cubego.Spec(work_dir=tmp_path, allowed_mem="2MB", reserved_mem="100kB")
+    y = cubego.ones((1_000_000,), chunks=500_000, spec=over) + 1
+    p = cubego.plan(y)
+    name, op = p.ops_exceeding_memory[0]
+    assert name == op.name and op in p.ops
+    assert op.projected_mem > op.allowed_mem == 2_000_000 and op.reserved_mem == 100_000
+    assert p.dag.nodes[name]["primitive_op"].projected_mem == op.projected_mem
+
+
 def test_visualize_warns_as_cubed(tmp_path):
     over = cubego.Spec(work_dir=tmp_path, allowed_mem="2MB")
     y = cubego.ones((1_000_000,), chunks=500_000, spec=over) + 1

@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,12 @@ def _format_bytes(n: int) -> str:
 
 @dataclass(frozen=True)
 class PlanOp:
-    """One operation of a plan: a blockwise op computing one array, one task per block."""
+    """One operation of a plan: a blockwise op computing one array, one task per block.
+
+    It also plays Cubed's ``PrimitiveOperation`` (``projected_mem``, ``allowed_mem``,
+    ``reserved_mem``, ``num_tasks``), and unpacks as the ``(name, op)`` pairs of
+    Cubed's ``FinalizedPlan.ops_exceeding_memory``: ``name, op = plan.ops_exceeding_memory[0]``.
+    """
 
     name: str
     func: str
@@ -57,10 +62,17 @@ class PlanOp:
     nbytes_read: int
     nbytes_written: int
     exceeds_memory: bool
+    allowed_mem: int = 0
+    reserved_mem: int = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.name, self))
 
     @classmethod
-    def _from_json(cls, d: dict) -> PlanOp:
+    def _from_json(cls, d: dict, allowed_mem: int = 0, reserved_mem: int = 0) -> PlanOp:
         return cls(
+            allowed_mem=allowed_mem,
+            reserved_mem=reserved_mem,
             name=d["name"],
             func=d["func"],
             kind=d["kind"],
@@ -163,7 +175,9 @@ class FinalizedPlan:
         self.reserved_mem: int = int(info["reserved_mem"])
         self.total_nbytes_read: int = int(info["total_nbytes_read"])
         self.total_nbytes_written: int = int(info["total_nbytes_written"])
-        self.ops: list[PlanOp] = [PlanOp._from_json(o) for o in info["ops"]]
+        self.ops: list[PlanOp] = [
+            PlanOp._from_json(o, self.allowed_mem, self.reserved_mem) for o in info["ops"]
+        ]
         self.arrays: list[PlanArray] = [PlanArray._from_json(a) for a in info["arrays"]]
         by_name = {o.name: o for o in self.ops}
         self.ops_exceeding_memory: list[PlanOp] = [
