@@ -39,7 +39,9 @@ func linalgCore(fn string) string { return "linalg_" + fn }
 // Each matrix must fit one task: x is rechunked so that its last two
 // dimensions are whole, keeping its batch chunks when the blocks fit
 // allowed_mem and one matrix per block otherwise; when even one matrix does
-// not fit, Linalg refuses with an error naming the sizes. The arithmetic is
+// not fit, Linalg refuses with an error naming the sizes — except for the
+// reduced QR and SVD of a 2-D matrix (qr_q, qr_r, svd_u, svd_s, svd_vh),
+// which then run by TSQR in bounded memory (tsqr.go). The arithmetic is
 // float64 (LAPACK through gonum) or complex128 (see kernels.Linalg); integer
 // and bool inputs compute in float64, and single-precision inputs give
 // single-precision results. Singular values, eigenvalues and log|det| are
