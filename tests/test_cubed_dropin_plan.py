@@ -94,9 +94,7 @@ def test_svd_tall_and_skinny_in_bounded_memory(tmp_path, allowed):
     np.testing.assert_allclose(uv.T @ uv, np.eye(2), atol=1e-12)
     np.testing.assert_allclose(vhv @ vhv.T, np.eye(2), atol=1e-12)
     np.testing.assert_allclose((uv * sv) @ vhv, a, atol=1e-12)
-    np.testing.assert_allclose(
-        cubego.linalg.svdvals(x).compute(), np.linalg.svdvals(a), rtol=1e-12
-    )
+    np.testing.assert_allclose(cubego.linalg.svdvals(x).compute(), np.linalg.svdvals(a), rtol=1e-12)
 
 
 def test_svd_short_and_wide_by_its_transpose(tmp_path):
@@ -429,9 +427,12 @@ def test_optimize_function_refusals(tmp_path, spec):
     with pytest.raises(NotImplementedError, match="rewrote the plan's graph"):
         cubego.compute(z, optimize_function=rewrite)
     with pytest.raises(NotImplementedError, match="always_fuse"):
-        cubego.plan(z, optimize_function=functools.partial(
-            multiple_inputs_optimize_dag, always_fuse=["op-001"]
-        ))
+        cubego.plan(
+            z,
+            optimize_function=functools.partial(
+                multiple_inputs_optimize_dag, always_fuse=["op-001"]
+            ),
+        )
     with pytest.raises(TypeError, match="callable"):
         cubego.plan(z, optimize_function="fast")
     with pytest.raises(NotImplementedError, match="compile_function"):
@@ -537,7 +538,8 @@ def test_apply_gufunc_projection_against_cubed(tmp_path):
         (op,) = [op for op in cubego.plan(y).ops if op.func == "apply_gufunc"]
         assert op.projected_mem == chunks * chunk
     np.testing.assert_array_equal(
-        cubego.apply_gufunc(lambda a: a * 2, "(i,j)->(i,j)", src, output_dtypes=np.float64)
-        .compute(),
+        cubego.apply_gufunc(
+            lambda a: a * 2, "(i,j)->(i,j)", src, output_dtypes=np.float64
+        ).compute(),
         np.full((12, 100, 100), 2.0),
     )

@@ -66,6 +66,7 @@ def test_fusion_bounds_source_arrays(spec, tmp_path):
     assert cubego.plan(total, optimize_function=partial).num_ops == 1
     (got,) = cubego.compute(total, max_total_source_arrays=8)
     np.testing.assert_allclose(got, sum(ns))
+
     def rewrite(dag, array_names=None):  # an optimizer cubego's engine cannot follow
         out = dag.copy()
         out.remove_node(xs[0].name)

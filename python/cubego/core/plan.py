@@ -198,9 +198,7 @@ class FinalizedPlan:
             a.name for a in self.arrays if a.role in ("input", "virtual")
         ]
         #: Arrays written under ``work_dir`` that are not requested outputs.
-        self.intermediate_array_names: list[str] = [
-            a.name for a in roles.get("intermediate", [])
-        ]
+        self.intermediate_array_names: list[str] = [a.name for a in roles.get("intermediate", [])]
         self._dag: Any = None
 
     # ------------------------------------------------------------------ Cubed's statistics

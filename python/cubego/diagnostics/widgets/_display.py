@@ -33,7 +33,6 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     """An HTML table of *rows* (cells are escaped)."""
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
-        for row in rows
+        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
