@@ -2,7 +2,9 @@ package ops
 
 import (
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cubego/cubego/ops/internal/kernels"
 	"github.com/cubego/cubego/plan"
@@ -99,7 +101,7 @@ func tsqrFunction(fn string, x *plan.Array, whole int64) (*plan.Array, error) {
 				"and several row chunks, or raise allowed_mem",
 			what, m, n, plan.FormatBytes(whole), plan.FormatBytes(x.Spec.AllowedMem), formatChunks(x.Chunks), what)
 	}
-	q, r, err := tsqr(x)
+	q, r, err := tsqrShared(x)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +117,41 @@ func tsqrFunction(fn string, x *plan.Array, whole int64) (*plan.Array, error) {
 		return f, err
 	}
 	return Matmul(q, f)
+}
+
+// tsqrRecent remembers the factors of the last few matrices factorized by
+// TSQR, so that the calls asking for each output of one decomposition (Q,
+// then R; U, S, then Vh) share one factorization instead of each building
+// its own. It keeps at most tsqrRecentSize plans alive.
+var tsqrRecent struct {
+	sync.Mutex
+	entries []tsqrEntry // the most recent last
+}
+
+type tsqrEntry struct{ x, q, r *plan.Array }
+
+const tsqrRecentSize = 8
+
+// tsqrShared returns tsqr(x), reusing the factors of a recent call for x.
+func tsqrShared(x *plan.Array) (q, r *plan.Array, err error) {
+	tsqrRecent.Lock()
+	for _, e := range tsqrRecent.entries {
+		if e.x == x {
+			tsqrRecent.Unlock()
+			return e.q, e.r, nil
+		}
+	}
+	tsqrRecent.Unlock()
+	if q, r, err = tsqr(x); err != nil {
+		return nil, nil, err
+	}
+	tsqrRecent.Lock()
+	defer tsqrRecent.Unlock()
+	tsqrRecent.entries = append(tsqrRecent.entries, tsqrEntry{x, q, r})
+	if n := len(tsqrRecent.entries); n > tsqrRecentSize {
+		tsqrRecent.entries = slices.Delete(tsqrRecent.entries, 0, n-tsqrRecentSize)
+	}
+	return q, r, nil
 }
 
 // tsqr returns the reduced QR factors of x (m×n, several row blocks, one

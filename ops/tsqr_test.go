@@ -146,3 +146,30 @@ func TestTSQRFactorsAgree(t *testing.T) {
 		t.Errorf("R factorizes a %v array, want the stacked 16×2 factors of TSQR", in.Shape)
 	}
 }
+
+// Asking for Q and then R of one matrix factorizes its row blocks once.
+func TestTSQRFactorsShareOneFactorization(t *testing.T) {
+	spec := &plan.Spec{AllowedMem: 4_000}
+	x := linalgInput(t, []int{64, 2}, Float64, []any{8, 2}, spec)
+	q, err := Linalg("qr_q", x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Linalg("qr_r", x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{q, r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for _, op := range p.Ops {
+		if op.Op.Kernel.Core == tsqrCore("qr_r") {
+			steps++
+		}
+	}
+	if steps != 1 {
+		t.Errorf("%d ops stack the R factors of the row blocks, want 1", steps)
+	}
+}
