@@ -40,8 +40,8 @@ type job struct {
 var (
 	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
 		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume", "intermediate_mem",
-		"max_total_source_arrays", "max_total_num_input_blocks", "runner", "tasks_per_batch"}
-	planKeys = []string{"optimize_graph", "dot", "max_total_source_arrays", "max_total_num_input_blocks"}
+		"max_total_source_arrays", "max_total_num_input_blocks", "single_input_fusion", "runner", "tasks_per_batch"}
+	planKeys = []string{"optimize_graph", "dot", "max_total_source_arrays", "max_total_num_input_blocks", "single_input_fusion"}
 )
 
 // checkKeys refuses option keys outside known, naming them all.
@@ -62,7 +62,9 @@ func checkKeys(a args, what string, known []string) error {
 
 // buildPlan finalises the plan of arrays, fused unless the options say
 // "optimize_graph": false, within the bounds "max_total_source_arrays" and
-// "max_total_num_input_blocks" (Cubed's names; 0 for no bound).
+// "max_total_num_input_blocks" (Cubed's names; 0 for no bound), and only
+// along single-input chains with "single_input_fusion" (Cubed's
+// simple_optimize_dag).
 func buildPlan(arrays []*plan.Array, a args) (*plan.Plan, error) {
 	p, _, err := buildPlanStored(arrays, a, nil)
 	return p, err
@@ -83,6 +85,9 @@ func buildPlanStored(arrays []*plan.Array, a args, stored []string) (*plan.Plan,
 		return nil, nil, err
 	}
 	if bounds.MaxInputBlocks, err = a.integer("max_total_num_input_blocks", bounds.MaxInputBlocks); err != nil {
+		return nil, nil, err
+	}
+	if bounds.SingleInput, err = a.boolean("single_input_fusion", false); err != nil {
 		return nil, nil, err
 	}
 	if bounds.MaxSourceArrays < 0 || bounds.MaxInputBlocks < 0 {

@@ -175,12 +175,12 @@ const workerPlanCache = 4
 
 // workerKeys are the keys of cg_job_worker_options and of cg_run_tasks's
 // options_json.
-var workerKeys = []string{"optimize_graph", "max_total_source_arrays", "max_total_num_input_blocks", "stored"}
+var workerKeys = []string{"optimize_graph", "max_total_source_arrays", "max_total_num_input_blocks", "single_input_fusion", "stored"}
 
 // workerOptions are the options a worker rebuilds a job's plan with.
 func workerOptions(a args, stored []string) map[string]any {
 	out := map[string]any{"stored": append([]string{}, stored...)}
-	for _, k := range workerKeys[:3] {
+	for _, k := range workerKeys[:len(workerKeys)-1] {
 		if v, ok := a[k]; ok {
 			out[k] = v
 		}

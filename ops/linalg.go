@@ -1,7 +1,7 @@
 package ops
 
 import (
-	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/cubego/cubego/ops/internal/kernels"
@@ -20,12 +20,7 @@ func init() {
 			for i, b := range ins {
 				operands[i] = kernels.Contiguous(b.DType, b.Data, b.Shape)
 			}
-			err := kernels.Linalg(fn, kernels.Contiguous(out.DType, out.Data, out.Shape), operands)
-			var le *kernels.LinalgError
-			if errors.As(err, &le) {
-				return plan.Errorf(plan.ErrValue, "linalg.%v", err)
-			}
-			return err
+			return linalgBlockError(kernels.Linalg(fn, kernels.Contiguous(out.DType, out.Data, out.Shape), operands))
 		}
 	}
 }
@@ -44,7 +39,9 @@ func linalgCore(fn string) string { return "linalg_" + fn }
 // Each matrix must fit one task: x is rechunked so that its last two
 // dimensions are whole, keeping its batch chunks when the blocks fit
 // allowed_mem and one matrix per block otherwise; when even one matrix does
-// not fit, Linalg refuses with an error naming the sizes. The arithmetic is
+// not fit, Linalg refuses with an error naming the sizes — except for the
+// reduced QR and SVD of a 2-D matrix (qr_q, qr_r, svd_u, svd_s, svd_vh),
+// which then run by TSQR in bounded memory (tsqr.go). The arithmetic is
 // float64 (LAPACK through gonum) or complex128 (see kernels.Linalg); integer
 // and bool inputs compute in float64, and single-precision inputs give
 // single-precision results. Singular values, eigenvalues and log|det| are
@@ -100,17 +97,23 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	if plan.Prod(shape) == 0 || m*n == 0 {
 		return nil, plan.Errorf(plan.ErrNotImplemented, "linalg %s of empty matrices is left to the caller", fn)
 	}
-	// Bytes of one matrix's input, output and scratch memory in a task.
-	copies := plan.CopiesFor(x.Spec.WorkDir)
-	elem := int64(dt.Size())
-	perIn := int64(m*n+n*k) * elem * (1 + copies.Read)
-	perOut := plan.Prod(core) * int64(outDT.Size()) * (2 + copies.Write)
-	extra := kernels.LinalgWorkspace(fn, m, n, k)
+	if nd == 2 && tsqrFuncs[fn] {
+		// The factors of one decomposition take the same path, so that
+		// their signs agree (Q with R, U with Vh).
+		if whole := tsqrWholeMem(fn, m, n, dt, x.Spec); whole > x.Spec.AllowedMem {
+			return tsqrFunction(fn, x, whole)
+		}
+	}
+	perMatrix, extra := linalgTaskMem(fn, m, n, k, dt, outDT, x.Spec)
 	room := x.Spec.AllowedMem - x.Spec.ReservedMem - extra
-	if room < perIn+perOut {
+	if room < perMatrix {
+		hint := "raise allowed_mem"
+		if reduced, ok := reducedFuncs[fn]; ok && nd == 2 {
+			hint += fmt.Sprintf(" (the reduced factors, %s, of tall-and-skinny matrices are computed in parts)", reduced)
+		}
 		return nil, plan.Errorf(plan.ErrValue,
-			"linalg %s needs whole %d×%d matrices in one task (about %s per task), over allowed_mem of %s; raise allowed_mem",
-			fn, m, n, plan.FormatBytes(x.Spec.ReservedMem+extra+perIn+perOut), plan.FormatBytes(x.Spec.AllowedMem))
+			"linalg %s needs whole %d×%d matrices in one task (about %s per task), which exceeds allowed_mem of %s; %s",
+			fn, m, n, plan.FormatBytes(x.Spec.ReservedMem+extra+perMatrix), plan.FormatBytes(x.Spec.AllowedMem), hint)
 	}
 	// Batch chunks: x's own when a block of them fits, else one matrix per block.
 	batchChunks := make([][]int, len(batch))
@@ -119,7 +122,7 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 		batchChunks[d] = x.Chunks[d]
 		perBlock *= int64(plan.MaxChunk(x.Chunks[d]))
 	}
-	if perBlock*(perIn+perOut) > room {
+	if perBlock*perMatrix > room {
 		for d, size := range batch {
 			batchChunks[d] = plan.RegularChunks(size, 1)
 		}
@@ -156,4 +159,23 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	op := plan.NewOp(fn, "blockwise", ins, out, plan.Kernel{Core: linalgCore(fn)})
 	op.ExtraMem = extra
 	return out, nil
+}
+
+// reducedFuncs name the argument that asks for the reduced factors instead
+// of the complete ones, which TSQR computes in parts.
+var reducedFuncs = map[string]string{
+	"qr_complete_q": "mode='reduced'", "qr_complete_r": "mode='reduced'",
+	"svd_full_u": "full_matrices=False", "svd_full_vh": "full_matrices=False",
+}
+
+// linalgTaskMem returns the bytes a task of Linalg fn needs per m×n matrix
+// it holds (its input, with k right-hand-side columns, read with the work
+// dir's read copies, and its output, written with the write copies plus the
+// kernel's result buffer), and the scratch memory of the kernel.
+func linalgTaskMem(fn string, m, n, k int, dt, outDT DType, spec *plan.Spec) (perMatrix, extra int64) {
+	core, _ := kernels.LinalgCoreShape(fn, m, n, k)
+	copies := plan.CopiesFor(spec.WorkDir)
+	perIn := int64(m*n+n*k) * int64(dt.Size()) * (1 + copies.Read)
+	perOut := plan.Prod(core) * int64(outDT.Size()) * (2 + copies.Write)
+	return perIn + perOut, kernels.LinalgWorkspace(fn, dt, m, n, k)
 }

@@ -32,7 +32,8 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 	var kept []*OpInfo
 	for _, o := range p.Ops {
 		cur := o.Op
-		for changed := true; changed; {
+		chain := bounds.SingleInput
+		for changed := !chain || len(cur.InputArrays()) == 1; changed; {
 			changed = false
 			for _, a := range cur.InputArrays() {
 				prod, ok := producer[a]
@@ -46,7 +47,7 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 				if ProjectedMem(fused) <= p.Spec.AllowedMem && bounds.allows(fused) {
 					cur = fused
 					removed[prod] = true
-					changed = true
+					changed = !chain
 					break
 				}
 			}

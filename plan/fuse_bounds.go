@@ -11,6 +11,10 @@ import "sort"
 type FuseOptions struct {
 	MaxSourceArrays int
 	MaxInputBlocks  int
+	// SingleInput fuses only chains, as Cubed's simple_optimize_dag: an op
+	// with exactly one input array absorbs the op producing it (itself
+	// already fused with its own producers), and no other op fuses.
+	SingleInput bool
 	// Stored are arrays already computed and stored (a resumed computation
 	// found them complete): their readers read them instead of fusing in
 	// the ops that compute them.

@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/cubego/cubego/zarr"
 )
@@ -75,8 +76,23 @@ func (s *Spec) Validate() error {
 // CompressorCodecs returns the codecs of a compressor named by a Spec's
 // zarr_compressor: "" (none: the fastest on local disk, where chunks of
 // intermediates are written once and read once), "zstd", "blosc" (lz4
-// with byte shuffle) or "gzip".
+// with byte shuffle) or "gzip"; or, as JSON text, one bytes→bytes codec as
+// zarr.json writes it ({"name": "blosc", "configuration": {...}}), which is
+// checked against a float64 array.
 func CompressorCodecs(name string) ([]zarr.Codec, error) {
+	if strings.HasPrefix(name, "{") {
+		var c zarr.Codec
+		if err := json.Unmarshal([]byte(name), &c); err != nil {
+			return nil, Errorf(ErrValue, "zarr_compressor %s: %v", name, err)
+		}
+		codecs := []zarr.Codec{c}
+		probe := zarr.ArrayMetadata{Shape: []int{1}, ChunkShape: []int{1}, DataType: zarr.Float64,
+			Codecs: append([]zarr.Codec{zarr.BytesCodec()}, codecs...)}
+		if err := probe.Validate(); err != nil {
+			return nil, Errorf(ErrValue, "zarr_compressor %s is not a usable bytes-to-bytes codec: %v", name, err)
+		}
+		return codecs, nil
+	}
 	switch name {
 	case "":
 		return nil, nil
@@ -124,7 +140,7 @@ func CommonSpec(arrays ...*Array) (*Spec, error) {
 				continue
 			}
 			if !spec.Equal(a.Spec) {
-				return nil, Errorf(ErrValue, "arrays with different specs cannot be combined or computed together: %s and %s", spec, a.Spec)
+				return nil, Errorf(ErrValue, "Arrays must have same spec in single computation: %s and %s differ (arrays with different specs cannot be combined or computed together)", spec, a.Spec)
 			}
 		}
 		if spec != nil {

@@ -62,10 +62,45 @@ func LinalgCoreShape(fn string, m, n, k int) ([]int, error) {
 }
 
 // LinalgWorkspace returns the bytes of scratch memory Linalg uses for one
-// m×n matrix beyond its input and output blocks (float64 copies of the
-// matrix and the factors, and LAPACK's work arrays).
-func LinalgWorkspace(fn string, m, n, k int) int64 {
+// m×n matrix of dtype dt beyond its input and output blocks (float64 or
+// complex128 copies of the matrix and the factors, and the algorithms' work
+// arrays).
+func LinalgWorkspace(fn string, dt zarr.DataType, m, n, k int) int64 {
 	mm, nn, kk := int64(m), int64(n), int64(k)
+	switch fn {
+	case "qr_q", "qr_r", "qr_complete_q", "qr_complete_r":
+		r := min(mm, nn)
+		core, _ := LinalgCoreShape(fn, m, n, k)
+		out := int64(1)
+		for _, c := range core {
+			out *= int64(c)
+		}
+		if dt == zarr.Complex64 || dt == zarr.Complex128 {
+			// complex128 copies of the matrix and the factor, the real
+			// result buffer, and the Householder vectors (cQR).
+			return 16*(mm*nn+out+r*mm+mm) + 8*out
+		}
+		// float64 copies of the matrix and the factor, tau, and the
+		// blocked work arrays of LAPACK's Geqrf and Orgqr (block size 32).
+		cols := r
+		if fn == "qr_complete_q" {
+			cols = mm
+		}
+		return 8 * (mm*nn + out + r + 32*(nn+cols) + 2)
+	case "svd_u", "svd_s", "svd_vh", "svd_full_u", "svd_full_vh":
+		if dt != zarr.Complex64 && dt != zarr.Complex128 {
+			// float64 copies of the matrix and the factor, the singular
+			// values, and Gesvd's work array: at most an m×n and an r×r
+			// matrix and blocked work of block size 32 along m and n.
+			r := min(mm, nn)
+			core, _ := LinalgCoreShape(fn, m, n, k)
+			out := int64(1)
+			for _, c := range core {
+				out *= int64(c)
+			}
+			return 8 * (mm*nn + out + r + mm*nn + r*r + 72*(mm+nn) + 64)
+		}
+	}
 	if LinalgComplexOutput(fn) {
 		// complex128 copies of the matrix, Z, the vectors' result and
 		// Dgeev's real vectors, plus LAPACK's work arrays.

@@ -4,7 +4,11 @@ Functions of whole matrices (``cholesky, det, eig, eigh, eigvals, eigvalsh, inv,
 qr, slogdet, solve, svd, svdvals``) run LAPACK (through gonum, in float64) on one matrix at
 a time: the library gathers the last two dimensions of the input into one chunk
 and keeps the batch dimensions chunked, or refuses with a ``ValueError`` naming
-the sizes when a single matrix does not fit ``allowed_mem``. Decompositions
+the sizes when a single matrix does not fit ``allowed_mem`` — except that the
+reduced ``qr``, ``svd`` and ``svdvals`` of a 2-D matrix too large for one task
+run by tall-and-skinny QR (TSQR, as Cubed's: one row block per task, the small
+R factors stacked and factorized again, recursively), which needs a single
+chunk along the columns (docs/api_status.md). Decompositions
 with several outputs (``qr``, ``svd``, ``eig``, ``eigh``, ``slogdet``) are one library op
 per output, and each op factorizes: computing all outputs factorizes as many
 times as there are outputs. The factors' signs follow LAPACK (numpy's).

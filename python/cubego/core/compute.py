@@ -15,7 +15,7 @@ import numpy as np
 
 from cubego.binding import libcubego
 from cubego.core.config import config
-from cubego.core.plan import FinalizedPlan, fusion_options, handles
+from cubego.core.plan import FinalizedPlan, fusion_options, handles, install_execute
 from cubego.core.spec import common, parse_size
 from cubego.runtime.create import EXECUTORS, create_executor, is_remote
 from cubego.runtime.remote import ENGINE_OPTIONS, PROCESSES_OPTIONS, RemoteExecutor, drive
@@ -107,10 +107,12 @@ def execution(
                 )
     if name is not None:
         opts["executor"] = name
-    opts = fusion_options(opts)
+    opts.pop("optimize_graph", None)
+    opts = fusion_options(opts, arrays)
     if opts.get("intermediate_mem") is not None:
         opts["intermediate_mem"] = parse_size(opts["intermediate_mem"], "intermediate_mem")
-    opts["optimize_graph"] = bool(optimize_graph)
+    # An identity optimize_function turns fusion off ("optimize_graph": False).
+    opts["optimize_graph"] = bool(optimize_graph) and opts.get("optimize_graph", True)
     return opts, remote
 
 
@@ -247,6 +249,15 @@ def run(
         if getattr(remote, "created_for_compute", False):
             remote.close()
     return job
+
+
+def _execute(arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> None:
+    """Run *arrays*' plan without reading the results (``FinalizedPlan.execute``)."""
+    with run(arrays, executor, optimize_graph, kwargs):
+        pass
+
+
+install_execute(_execute)
 
 
 def compute(

@@ -7,15 +7,18 @@ draws it with Graphviz.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cubego.binding import libcubego
+from cubego.core.optimization import FUSION_KEY, fusion_of
 
 __all__ = [
     "FUSION_BOUNDS",
@@ -24,6 +27,7 @@ __all__ = [
     "PlanOp",
     "fusion_options",
     "handles",
+    "install_execute",
     "plan",
     "plan_info",
     "visualize",
@@ -40,7 +44,12 @@ def _format_bytes(n: int) -> str:
 
 @dataclass(frozen=True)
 class PlanOp:
-    """One operation of a plan: a blockwise op computing one array, one task per block."""
+    """One operation of a plan: a blockwise op computing one array, one task per block.
+
+    It also plays Cubed's ``PrimitiveOperation`` (``projected_mem``, ``allowed_mem``,
+    ``reserved_mem``, ``num_tasks``), and unpacks as the ``(name, op)`` pairs of
+    Cubed's ``FinalizedPlan.ops_exceeding_memory``: ``name, op = plan.ops_exceeding_memory[0]``.
+    """
 
     name: str
     func: str
@@ -53,10 +62,17 @@ class PlanOp:
     nbytes_read: int
     nbytes_written: int
     exceeds_memory: bool
+    allowed_mem: int = 0
+    reserved_mem: int = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.name, self))
 
     @classmethod
-    def _from_json(cls, d: dict) -> PlanOp:
+    def _from_json(cls, d: dict, allowed_mem: int = 0, reserved_mem: int = 0) -> PlanOp:
         return cls(
+            allowed_mem=allowed_mem,
+            reserved_mem=reserved_mem,
             name=d["name"],
             func=d["func"],
             kind=d["kind"],
@@ -124,10 +140,31 @@ class FinalizedPlan:
     ops_exceeding_memory : list of PlanOp
         Operations projected over ``allowed_mem``, worst first.
     exceeds_memory : bool
+    optimized : bool
+        Whether operations were fused.
+    array_names, input_array_names, intermediate_array_names
+        Cubed's names: the arrays computed, those the plan starts from (stored
+        inputs and virtual arrays), and those written that are not outputs.
+    dag : networkx.MultiDiGraph
+        The plan as Cubed's graph (see :attr:`dag`).
+    total_narrays, total_nbytes, total_nchunks : int
+        Cubed's statistics over the stored arrays, also per role
+        (``total_input_*``, ``total_intermediate_*``, ``total_output_*``) and for
+        what is read and written (``total_narrays_read``, ``total_nchunks_written``...).
     """
 
-    def __init__(self, info: dict):
+    def __init__(
+        self,
+        info: dict,
+        arrays: tuple[Any, ...] = (),
+        optimized: bool = True,
+        fusion: dict | None = None,
+    ):
         self._info = info
+        self._arrays = tuple(arrays)
+        self._fusion = dict(fusion or {})
+        #: Whether the plan was optimized (its operations fused), as in Cubed.
+        self.optimized: bool = bool(optimized)
         self.num_ops: int = int(info["num_ops"])
         self.num_tasks: int = int(info["num_tasks"])
         self.num_stages: int = int(info["num_stages"])
@@ -138,7 +175,9 @@ class FinalizedPlan:
         self.reserved_mem: int = int(info["reserved_mem"])
         self.total_nbytes_read: int = int(info["total_nbytes_read"])
         self.total_nbytes_written: int = int(info["total_nbytes_written"])
-        self.ops: list[PlanOp] = [PlanOp._from_json(o) for o in info["ops"]]
+        self.ops: list[PlanOp] = [
+            PlanOp._from_json(o, self.allowed_mem, self.reserved_mem) for o in info["ops"]
+        ]
         self.arrays: list[PlanArray] = [PlanArray._from_json(a) for a in info["arrays"]]
         by_name = {o.name: o for o in self.ops}
         self.ops_exceeding_memory: list[PlanOp] = [
@@ -146,6 +185,190 @@ class FinalizedPlan:
         ]
         self.max_workers: int | None = None
         self.process_budget: int | None = None
+        roles: dict[str, list[PlanArray]] = {}
+        for a in self.arrays:
+            roles.setdefault(a.role, []).append(a)
+        self._roles = roles
+        #: Names of the arrays computed (Cubed's ``array_names``).
+        self.array_names: tuple[str, ...] = tuple(
+            getattr(x, "name", None) for x in self._arrays
+        ) or tuple(a.name for a in roles.get("output", []))
+        #: Arrays the plan starts from: stored inputs and virtual arrays.
+        self.input_array_names: list[str] = [
+            a.name for a in self.arrays if a.role in ("input", "virtual")
+        ]
+        #: Arrays written under ``work_dir`` that are not requested outputs.
+        self.intermediate_array_names: list[str] = [a.name for a in roles.get("intermediate", [])]
+        self._dag: Any = None
+
+    # ------------------------------------------------------------------ Cubed's statistics
+
+    def _total(self, roles: tuple[str, ...], what: str) -> int:
+        arrays = [a for role in roles for a in self._roles.get(role, [])]
+        if what == "narrays":
+            return len(arrays)
+        if what == "nbytes":
+            return sum(a.nbytes for a in arrays)
+        return sum(math.prod(a.numblocks) for a in arrays)
+
+    @property
+    def total_narrays(self) -> int:
+        """Stored (materialized) arrays: inputs read, intermediates and outputs written."""
+        return self._total(_MATERIALIZED, "narrays")
+
+    @property
+    def total_nbytes(self) -> int:
+        return self._total(_MATERIALIZED, "nbytes")
+
+    @property
+    def total_nchunks(self) -> int:
+        return self._total(_MATERIALIZED, "nchunks")
+
+    @property
+    def total_input_narrays(self) -> int:
+        """Stored arrays the plan reads and does not write (virtual arrays are not stored)."""
+        return self._total(("input",), "narrays")
+
+    @property
+    def total_input_nbytes(self) -> int:
+        return self._total(("input",), "nbytes")
+
+    @property
+    def total_input_nchunks(self) -> int:
+        return self._total(("input",), "nchunks")
+
+    @property
+    def total_intermediate_narrays(self) -> int:
+        return self._total(("intermediate",), "narrays")
+
+    @property
+    def total_intermediate_nbytes(self) -> int:
+        return self._total(("intermediate",), "nbytes")
+
+    @property
+    def total_intermediate_nchunks(self) -> int:
+        return self._total(("intermediate",), "nchunks")
+
+    @property
+    def total_output_narrays(self) -> int:
+        return self._total(("output",), "narrays")
+
+    @property
+    def total_output_nbytes(self) -> int:
+        return self._total(("output",), "nbytes")
+
+    @property
+    def total_output_nchunks(self) -> int:
+        return self._total(("output",), "nchunks")
+
+    @property
+    def total_narrays_read(self) -> int:
+        """Stored arrays read: inputs and intermediates (Cubed's count)."""
+        return self._total(("input", "intermediate"), "narrays")
+
+    @property
+    def total_nchunks_read(self) -> int:
+        return self._total(("input", "intermediate"), "nchunks")
+
+    @property
+    def total_narrays_written(self) -> int:
+        """Arrays written: intermediates and outputs."""
+        return self._total(("intermediate", "output"), "narrays")
+
+    @property
+    def total_nchunks_written(self) -> int:
+        return self._total(("intermediate", "output"), "nchunks")
+
+    # ------------------------------------------------------------------ Cubed's graph
+
+    @property
+    def dag(self) -> Any:
+        """The plan as a ``networkx.MultiDiGraph``, as Cubed's (needs networkx).
+
+        Operation nodes have ``type="op"``, ``op_name`` (``"blockwise"`` or
+        ``"rechunk"``), ``func_name``, ``num_tasks``, ``projected_mem`` and
+        ``primitive_op`` (the :class:`PlanOp`); array nodes have ``type="array"`` and
+        ``target`` (the :class:`PlanArray`: shape, dtype, chunks, role). Edges run from
+        each input array to the operation reading it (one edge per read) and from an
+        operation to the array it writes. Unlike Cubed's, the graph has no
+        ``create-arrays`` operation: the engine creates each stored array when its
+        first chunk is written, with no tasks of its own.
+        """
+        if self._dag is None:
+            try:
+                import networkx as nx
+            except ImportError as e:  # pragma: no cover - networkx is in the extras
+                raise ImportError(
+                    "FinalizedPlan.dag needs networkx: pip install 'cubego[diagnostics]'"
+                ) from e
+            dag = nx.MultiDiGraph()
+            for a in self.arrays:
+                dag.add_node(a.name, name=a.name, type="array", target=a, hidden=False)
+            for op in self.ops:
+                dag.add_node(
+                    op.name,
+                    name=op.name,
+                    type="op",
+                    op_name=op.kind,
+                    func_name=op.func,
+                    num_tasks=op.num_tasks,
+                    projected_mem=op.projected_mem,
+                    primitive_op=op,
+                    hidden=False,
+                )
+                for name in op.inputs:
+                    dag.add_edge(name, op.name)
+                for name in op.outputs:
+                    dag.add_edge(op.name, name)
+            self._dag = dag
+        return self._dag
+
+    # ------------------------------------------------------------------ running and drawing
+
+    def execute(
+        self,
+        executor: Any = None,
+        callbacks: Any = None,
+        resume: bool | None = None,
+        spec: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Run the plan, as ``compute`` would, without reading the results back.
+
+        Raises ``ValueError`` first when an operation is projected over ``allowed_mem``.
+        *spec* is accepted for Cubed's signature; the arrays' spec applies.
+        """
+        self.validate()
+        if not self._arrays:
+            raise ValueError("this FinalizedPlan was not made from arrays, so it cannot run")
+        if _execute is None:  # pragma: no cover - installed when cubego is imported
+            raise RuntimeError("cubego.core.compute is not imported")
+        options = {**self._fusion, **kwargs, "callbacks": callbacks}
+        if resume is not None:
+            options["resume"] = resume
+        _execute(self._arrays, executor, self.optimized, options)
+
+    def visualize(
+        self,
+        filename: str | os.PathLike = "cubego",
+        format: str | None = None,
+        rankdir: str = "TB",
+        show_hidden: bool = False,
+        engine: str | None = None,
+    ) -> Any:
+        """Draw the plan (see :func:`visualize`)."""
+        if not self._arrays:
+            raise ValueError("this FinalizedPlan was not made from arrays, so it cannot be drawn")
+        return visualize(
+            *self._arrays,
+            filename=filename,
+            format=format,
+            optimize_graph=self.optimized,
+            show_hidden=show_hidden,
+            engine=engine,
+            rankdir=rankdir,
+            **self._fusion,
+        )
 
     @property
     def num_primitive_ops(self) -> int:
@@ -184,6 +407,20 @@ class FinalizedPlan:
         )
 
 
+# Roles of the arrays that are stored (Cubed's "materialized" arrays).
+_MATERIALIZED = ("input", "intermediate", "output")
+
+# Runs a plan's arrays: cubego.core.compute.run, installed when it is imported
+# (compute sits above this module, which it imports).
+_execute: Callable[..., Any] | None = None
+
+
+def install_execute(run: Callable[..., Any]) -> None:
+    """Install the function ``FinalizedPlan.execute`` runs a computation with."""
+    global _execute
+    _execute = run
+
+
 def handles(arrays: tuple[Any, ...], what: str) -> list[int]:
     """The library handles of *arrays*, or ``TypeError`` naming what *what* was given.
 
@@ -203,28 +440,64 @@ def handles(arrays: tuple[Any, ...], what: str) -> list[int]:
 FUSION_BOUNDS = ("max_total_source_arrays", "max_total_num_input_blocks")
 
 
-def fusion_options(options: dict) -> dict:
-    """*options* with Cubed's ``optimize_function`` turned into fusion bounds.
+def fusion_options(options: dict, arrays: tuple[Any, ...] = ()) -> dict:
+    """*options* with Cubed's ``optimize_function`` turned into the engine's fusion options.
 
-    Cubed takes its bounds as ``optimize_function=functools.partial(
-    multiple_inputs_optimize_dag, max_total_source_arrays=8)``; cubego fuses with its
-    own optimizer and takes the same bounds as options, so such a partial becomes its
-    keywords. Any other ``optimize_function`` raises ``NotImplementedError``.
+    cubego fuses in its engine (see :mod:`cubego.core.optimization`): Cubed's
+    ``multiple_inputs_optimize_dag`` and ``simple_optimize_dag`` (or partials of them
+    with their keywords) select the matching fusion; another callable is called on
+    the unoptimized graph of *arrays*, and the identity turns fusion off (the key
+    ``"optimize_graph": False`` in the result); one that rewrites the graph raises
+    ``NotImplementedError``. ``compile_function`` raises ``NotImplementedError``.
     """
+    compile_function = options.pop("compile_function", None)
+    if compile_function is not None:
+        raise NotImplementedError(
+            "compile_function is not supported: cubego's chunk kernels run in its Go "
+            "engine, not as Python functions a compiler could wrap (Python chunk "
+            "functions of map_blocks and friends can be compiled before they are passed)"
+        )
     fn = options.pop("optimize_function", None)
     if fn is None:
         return options
-    target = getattr(fn, "func", None)
-    keywords = dict(getattr(fn, "keywords", None) or {})
-    if getattr(target, "__name__", None) != "multiple_inputs_optimize_dag" or set(keywords) - set(
-        FUSION_BOUNDS
-    ):
-        raise NotImplementedError(
-            f"optimize_function={fn!r} is not supported: cubego fuses with its own optimizer; "
-            "pass max_total_source_arrays=... and max_total_num_input_blocks=... to compute "
-            "instead (or optimize_graph=False)"
-        )
-    return {**keywords, **options}
+    if not callable(fn):
+        raise TypeError(f"optimize_function must be callable, got {fn!r}")
+    fusion = fusion_of(fn)
+    if fusion is None:
+        fusion = _fusion_by_calling(fn, arrays)
+    return {**fusion, **options}
+
+
+def _fusion_by_calling(fn: Callable, arrays: tuple[Any, ...]) -> dict:
+    """The fusion an optimize_function of the user's asks for, found by calling it."""
+    refusal = (
+        f"optimize_function={fn!r} rewrote the plan's graph, which cubego cannot run: its "
+        "engine fuses with its own optimizer. Pass cubego.core.optimization's "
+        "multiple_inputs_optimize_dag (with max_total_source_arrays=..., "
+        "max_total_num_input_blocks=...) or simple_optimize_dag, or optimize_graph=False"
+    )
+    if not arrays:
+        raise NotImplementedError(refusal)
+    unfused = FinalizedPlan(
+        plan_info(*arrays, optimize_graph=False), arrays=arrays, optimized=False
+    )
+    dag = unfused.dag
+    before = _graph_key(dag)
+    result = fn(dag, array_names=unfused.array_names)
+    marked = getattr(result, "graph", {}).get(FUSION_KEY)
+    if marked is not None:
+        return dict(marked)
+    if before is not None and _graph_key(result) == before:
+        return {"optimize_graph": False}
+    raise NotImplementedError(refusal)
+
+
+def _graph_key(g: Any) -> tuple | None:
+    """A graph's nodes and edges, to tell whether an optimizer changed it."""
+    try:
+        return (frozenset(g.nodes), tuple(sorted(g.edges)))
+    except (AttributeError, TypeError):
+        return None
 
 
 def plan_info(*arrays: Any, optimize_graph: bool = True, dot: bool = False, **fusion: Any) -> dict:
@@ -233,8 +506,8 @@ def plan_info(*arrays: Any, optimize_graph: bool = True, dot: bool = False, **fu
     *fusion* takes the bounds of :data:`FUSION_BOUNDS` or Cubed's ``optimize_function``.
     """
     array_handles = handles(arrays, "plan")
-    options: dict[str, Any] = fusion_options(dict(fusion))
-    options["optimize_graph"] = bool(optimize_graph)
+    options: dict[str, Any] = fusion_options(dict(fusion), arrays)
+    options["optimize_graph"] = bool(optimize_graph) and options.get("optimize_graph", True)
     if dot:
         options["dot"] = True
     return libcubego.plan_info(array_handles, options)
@@ -253,9 +526,15 @@ def plan(*arrays: Any, optimize_graph: bool = True, **fusion: Any) -> FinalizedP
         Fuse operations, as ``compute`` does.
     **fusion
         ``max_total_source_arrays`` (default 4) and ``max_total_num_input_blocks``
-        (default 10), as for ``compute``.
+        (default 10), as for ``compute``, or Cubed's ``optimize_function`` (see
+        :mod:`cubego.core.optimization`); ``compile_function`` raises
+        ``NotImplementedError``.
     """
-    return FinalizedPlan(plan_info(*arrays, optimize_graph=optimize_graph, **fusion))
+    handles(arrays, "plan")
+    resolved = fusion_options(dict(fusion), arrays)
+    optimized = bool(optimize_graph) and resolved.pop("optimize_graph", True)
+    info = plan_info(*arrays, optimize_graph=optimized, **resolved)
+    return FinalizedPlan(info, arrays=arrays, optimized=optimized, fusion=resolved)
 
 
 # ---------------------------------------------------------------------- drawing
@@ -270,6 +549,7 @@ def visualize(
     optimize_graph: bool = True,
     show_hidden: bool = False,
     engine: str | None = None,
+    rankdir: str = "TB",
     **fusion: Any,
 ) -> Any:
     """Write the plan that computing *arrays* would run as a graph.
@@ -294,6 +574,8 @@ def visualize(
         Accepted for Cubed compatibility; cubego's plans have no hidden operations.
     engine : {None, "graphviz"}
         Only Graphviz is supported.
+    rankdir : {"TB", "LR", "BT", "RL"}, default "TB"
+        Graphviz's direction of the graph.
     **fusion
         The fusion bounds ``max_total_source_arrays`` and ``max_total_num_input_blocks``,
         as for ``compute``.
@@ -309,19 +591,28 @@ def visualize(
     fmt = (format or "svg").lower().lstrip(".")
     if fmt != "dot" and fmt not in _IMAGE_FORMATS:
         raise ValueError(f"visualize: unsupported format {format!r}; use svg, png, pdf or dot")
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"visualize: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
     info = plan_info(*arrays, optimize_graph=optimize_graph, dot=True, **fusion)
     finalized = FinalizedPlan(info)
     if finalized.exceeds_memory:
-        names = ", ".join(op.name for op in finalized.ops_exceeding_memory)
+        over = finalized.ops_exceeding_memory
+        names = [op.name for op in over]
         warnings.warn(
-            f"the projected memory of {names} exceeds allowed_mem "
-            f"({finalized.allowed_mem} bytes); computing this plan will fail",
+            f"Plan has {len(over)} operation(s) that exceed allowed memory: {names}. "
+            "These are shown in red in the visualization. The projected memory of "
+            f"{over[0].name} is {_format_bytes(over[0].projected_mem)}, which exceeds "
+            f"allowed_mem of {_format_bytes(finalized.allowed_mem)}; computing this plan "
+            "will fail",
             UserWarning,
             stacklevel=2,
         )
     base = os.fspath(filename)
     dot_path = Path(base + ".dot")
-    dot_path.write_text(info["dot"], encoding="utf-8")
+    dot = info["dot"]
+    if rankdir != "TB":
+        dot = dot.replace("{", f"{{\n  rankdir={rankdir};", 1)
+    dot_path.write_text(dot, encoding="utf-8")
     if fmt == "dot":
         return str(dot_path)
     dot = shutil.which("dot")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import warnings
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Spec", "common", "parse_size"]
+__all__ = ["Spec", "common", "convert_to_bytes", "parse_size"]
 
 DEFAULT_ALLOWED_MEM = 2_000_000_000  # "2GB"
 DEFAULT_RESERVED_MEM = 100_000_000  # "100MB", for arrays created without a spec
@@ -30,7 +31,7 @@ _UNITS = {
     "tib": 2**40,
     "pib": 2**50,
 }
-_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+_SIZE = re.compile(r"^\s*((?:[0-9][0-9_]*)?\.?[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
 def parse_size(value: Any, what: str = "size") -> int:
@@ -78,6 +79,84 @@ def parse_size(value: Any, what: str = "size") -> int:
     return n
 
 
+# Cubed's units (case-sensitive), and the binary ones as a cubego extension.
+_SPEC_UNITS = {
+    "B": 1,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "PB": 10**15,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+    "PiB": 2**50,
+}
+
+
+def _number(text: str) -> Decimal | None:
+    """*text* as an exact number if Python's ``float`` would accept it (``"100_000"``,
+    ``"1e3"``), else None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not np.isfinite(value):
+        return Decimal(value)
+    try:
+        return Decimal(text.replace("_", "").strip())
+    except InvalidOperation:
+        return Decimal(value)
+
+
+def convert_to_bytes(value: Any, what: str = "size") -> int:
+    """A number of bytes for a Spec's ``allowed_mem`` or ``reserved_mem``, by Cubed's rules.
+
+    An int or whole float ≥ 0, or a string: a number (``"100_000"``, ``"1e6"``)
+    optionally followed by a unit, spaces ignored: ``B``, ``kB``, ``MB``, ``GB``,
+    ``TB``, ``PB`` (powers of 1000, case-sensitive as in Cubed, so ``"1kb"`` is
+    refused) or, as a cubego extension, ``KiB``, ``MiB``, ``GiB``, ``TiB``, ``PiB``.
+    Anything else raises ``ValueError`` starting "Invalid value", as Cubed's.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, str, np.integer, np.floating)
+    ):
+        raise ValueError(
+            f"Invalid value: {value!r} for {what}. Expected a number of bytes or a string "
+            "such as '2GB'"
+        )
+    if isinstance(value, str):
+        text = value.replace(" ", "")
+        number, factor = _number(text), 1
+        if number is None:
+            for unit in sorted(_SPEC_UNITS, key=len, reverse=True):
+                if text.endswith(unit):
+                    number, factor = _number(text[: -len(unit)]), _SPEC_UNITS[unit]
+                    break
+        if number is None:
+            raise ValueError(
+                f"Invalid value: {value!r} for {what}. Expected the string to be a numeric "
+                "value ending with an SI prefix: B, kB, MB, GB, TB or PB (powers of 1000; "
+                "case-sensitive), or KiB, MiB, GiB, TiB or PiB (powers of 1024)"
+            )
+        exact = number * factor
+    else:
+        exact = Decimal(float(value)) if isinstance(value, (float, np.floating)) else None
+        if exact is None:
+            n = int(value)
+            if n < 0:
+                raise ValueError(f"Invalid value: {value!r} for {what}. Must be a positive value")
+            return n
+    if not exact.is_finite() or exact != exact.to_integral_value():
+        raise ValueError(
+            f"Invalid value: {value!r} for {what}. Can't have a non-integer number of bytes"
+        )
+    if exact < 0:
+        raise ValueError(f"Invalid value: {value!r} for {what}. Must be a positive value")
+    return int(exact)
+
+
 class Spec:
     """Resources and storage for a computation.
 
@@ -89,7 +168,8 @@ class Spec:
         Default: the system temporary directory.
     allowed_mem : int or str, optional
         Memory one task may use, *including* ``reserved_mem``: bytes, or a string
-        with a unit (``"2GB"``, ``"100MB"``, ``"1GiB"``, ``"1.5GB"``). Default ``2GB``.
+        with a unit (``"2GB"``, ``"100MB"``, ``"1.5GB"``, ``"100_000"``; units are
+        case-sensitive as in Cubed, see :func:`convert_to_bytes`). Default ``2GB``.
         ``compute()`` refuses a plan with an op projected to need more.
     reserved_mem : int or str, default 0
         Memory a worker uses before it holds any chunk (see
@@ -106,12 +186,21 @@ class Spec:
     storage_options : dict, optional
         Options for opening the object store of ``work_dir`` (fsspec-style:
         ``endpoint_url``, ``region``, ``key``, ``secret``, ``anon``...).
-    zarr_compressor : {None, "zstd", "blosc", "gzip", "auto"}, optional
+    zarr_compressor : {None, "auto", "zstd", "blosc", "gzip"} or dict, optional
         Compression of intermediates: ``None`` (default: uncompressed, the
         fastest on local disk, where each intermediate chunk is written once
-        and read once), ``"zstd"`` (``"auto"``, zarr-python's default for Zarr
-        v3; worth it on object stores, where bytes cost time and money),
-        ``"blosc"`` (lz4 with byte shuffle) or ``"gzip"``.
+        and read once; Cubed's default is ``"auto"``), ``"auto"`` (as in Cubed:
+        Zarr's default compressor for Zarr v3, zstd; worth it on object stores,
+        where bytes cost time and money), ``"zstd"``, ``"blosc"`` (lz4 with byte
+        shuffle), ``"gzip"``, or a codec configuration as in Cubed and zarr.json:
+        ``{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 2,
+        "shuffle": "shuffle"}}`` (any of the bytes-to-bytes codecs ``blosc``,
+        ``gzip``, ``zstd``, ``crc32c``).
+    intermediate_store : str, os.PathLike or zarr store, optional
+        Where intermediates are written, taking precedence over ``work_dir`` (as
+        in Cubed): a path or URL, or a zarr-python ``LocalStore`` or
+        ``FsspecStore`` (whose location is used; cubego's engine writes the
+        Zarr arrays itself, in a fresh sub-directory per process).
     max_mem : int or str, optional
         Deprecated alias of ``allowed_mem`` (older Cubed code).
     """
@@ -125,8 +214,9 @@ class Spec:
         executor_name: str | None = None,
         executor_options: dict | None = None,
         storage_options: dict | None = None,
-        zarr_compressor: str | None = None,
+        zarr_compressor: str | dict | None = None,
         *,
+        intermediate_store: Any = None,
         max_mem: int | str | None = None,
     ):
         if max_mem is not None:
@@ -142,9 +232,13 @@ class Spec:
             allowed_mem = max_mem
         self._work_dir = None if work_dir is None else os.fspath(work_dir)
         self._allowed_mem = (
-            DEFAULT_ALLOWED_MEM if allowed_mem is None else parse_size(allowed_mem, "allowed_mem")
+            DEFAULT_ALLOWED_MEM
+            if allowed_mem is None
+            else convert_to_bytes(allowed_mem, "allowed_mem")
         )
-        self._reserved_mem = 0 if reserved_mem is None else parse_size(reserved_mem, "reserved_mem")
+        self._reserved_mem = (
+            0 if reserved_mem is None else convert_to_bytes(reserved_mem, "reserved_mem")
+        )
         if executor_name is not None and not isinstance(executor_name, str):
             raise TypeError(f"Spec: executor_name must be a string, got {executor_name!r}")
         self._executor = executor
@@ -155,14 +249,9 @@ class Spec:
         if storage_options is not None and not isinstance(storage_options, dict):
             raise TypeError(f"Spec: storage_options must be a dict, got {storage_options!r}")
         self._storage_options = dict(storage_options or {})
-        if zarr_compressor == "auto":
-            zarr_compressor = "zstd"
-        if zarr_compressor not in (None, "zstd", "blosc", "gzip"):
-            raise ValueError(
-                f"Spec: unsupported zarr_compressor {zarr_compressor!r};"
-                " use None, 'zstd', 'blosc', 'gzip' or 'auto'"
-            )
-        self._zarr_compressor = zarr_compressor
+        self._zarr_compressor = _compressor(zarr_compressor)
+        self._intermediate_store = intermediate_store
+        self._intermediate_location = _store_location(intermediate_store)
         self._implicit = False
 
     @property
@@ -202,8 +291,19 @@ class Spec:
         return dict(self._storage_options)
 
     @property
-    def zarr_compressor(self) -> str | None:
-        return self._zarr_compressor
+    def zarr_compressor(self) -> str | dict | None:
+        """The compressor of intermediates (``"auto"`` is reported as ``"zstd"``)."""
+        c = self._zarr_compressor
+        return copy.deepcopy(c) if isinstance(c, dict) else c
+
+    @property
+    def intermediate_store(self) -> Any:
+        """Where intermediates are written, as given (takes precedence over ``work_dir``)."""
+        return self._intermediate_store
+
+    def _compressor_json(self) -> str | None:
+        c = self._zarr_compressor
+        return json.dumps(c, sort_keys=True) if isinstance(c, dict) else c
 
     def _key(self) -> tuple:
         return (
@@ -211,7 +311,8 @@ class Spec:
             self._allowed_mem,
             self._reserved_mem,
             self._executor_name,
-            self._zarr_compressor,
+            self._compressor_json(),
+            self._intermediate_location,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -230,6 +331,7 @@ class Spec:
     def __repr__(self) -> str:
         fields = [
             f"work_dir={self._work_dir!r}",
+            f"intermediate_store={self._intermediate_store!r}",
             f"allowed_mem={self._allowed_mem}",
             f"reserved_mem={self._reserved_mem}",
             f"executor={self._executor!r}",
@@ -243,10 +345,10 @@ class Spec:
     def _to_json(self) -> dict:
         """The ``"spec"`` argument of docs/capi.md."""
         return {
-            "work_dir": self._work_dir,
+            "work_dir": self._intermediate_location or self._work_dir,
             "allowed_mem": self._allowed_mem,
             "reserved_mem": self._reserved_mem,
-            "zarr_compressor": self._zarr_compressor,
+            "zarr_compressor": self._compressor_json(),
             "storage_options": self._storage_options or None,
             "implicit": getattr(self, "_implicit", False),
         }
@@ -261,6 +363,59 @@ class Spec:
         out = copy.copy(self)
         out._implicit = True
         return out
+
+
+_CODECS = ("blosc", "gzip", "zstd", "crc32c")
+
+
+def _compressor(value: Any) -> str | dict | None:
+    """A Spec's ``zarr_compressor``, checked: a name (``"auto"`` is zstd) or a codec dict."""
+    if value == "auto":
+        return "zstd"
+    if value is None or (isinstance(value, str) and value in ("zstd", "blosc", "gzip")):
+        return value
+    if isinstance(value, dict):
+        name = value.get("name")
+        config = value.get("configuration", {})
+        if set(value) - {"name", "configuration"} or name not in _CODECS:
+            raise ValueError(
+                f"Spec: zarr_compressor {value!r} is not a codec configuration: expected "
+                f"{{'name': ..., 'configuration': {{...}}}} with a name among {_CODECS}"
+            )
+        if not isinstance(config, dict):
+            raise TypeError(
+                f"Spec: the configuration of zarr_compressor must be a dict, got {config!r}"
+            )
+        try:
+            json.dumps(config)
+        except TypeError as e:
+            raise TypeError(f"Spec: zarr_compressor {value!r} is not JSON: {e}") from e
+        return copy.deepcopy(value)
+    raise ValueError(
+        f"Spec: unsupported zarr_compressor {value!r}; use None, 'auto', 'zstd', 'blosc', "
+        "'gzip' or a codec configuration dict"
+    )
+
+
+def _store_location(store: Any) -> str | None:
+    """The path or URL where an ``intermediate_store`` keeps its data."""
+    if store is None:
+        return None
+    if isinstance(store, (str, os.PathLike)):
+        return os.fspath(store)
+    kind = type(store).__name__
+    if kind == "LocalStore" and hasattr(store, "root"):
+        return os.fspath(store.root)
+    if kind == "FsspecStore" and hasattr(store, "fs") and hasattr(store, "path"):
+        protocol = store.fs.protocol
+        protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
+        path = str(store.path)
+        return path if protocol in ("file", "local") else f"{protocol}://{path}"
+    raise TypeError(
+        f"Spec: intermediate_store must be a path, a URL, or a zarr LocalStore or "
+        f"FsspecStore, got {kind}: cubego's engine writes intermediates itself, so it "
+        "needs a location it can open"
+    )
 
 
 def common(specs: Any) -> Spec:

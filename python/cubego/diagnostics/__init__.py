@@ -7,6 +7,8 @@
 * :class:`TimelineVisualizationCallback`, :class:`MemoryVisualizationCallback`
   (matplotlib): ``timeline.svg`` and ``memory.svg`` (or ``.png``) there too.
 * :class:`MemoryWarningCallback`: warns when measured memory passed the budget.
+* ``cubego.diagnostics.widgets``: ``LivePlanViewer``, ``LiveMemoryViewer`` and
+  ``LiveTimelineViewer``, live Jupyter widgets (ipywidgets), at Cubed's module path.
 
 The optional dependencies come with ``pip install 'cubego[diagnostics]'``; they
 are imported when a callback is created, never by ``import cubego``.

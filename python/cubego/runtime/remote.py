@@ -50,8 +50,10 @@ ENGINE_OPTIONS = frozenset(
         "tasks_per_batch",
         "optimize_graph",
         "optimize_function",
+        "compile_function",
         "max_total_source_arrays",
         "max_total_num_input_blocks",
+        "single_input_fusion",
     }
 )
 

@@ -55,6 +55,11 @@ class ComputeStartEvent:
     start_tstamp: float | None = None
     """When the computation started (seconds since the epoch)."""
 
+    @property
+    def dag(self) -> Any:
+        """The plan as a networkx graph, as Cubed's events carry (``FinalizedPlan.dag``)."""
+        return self.plan.dag
+
 
 @dataclass
 class ComputeEndEvent:
@@ -64,6 +69,11 @@ class ComputeEndEvent:
     plan: Any  # cubego.core.plan.FinalizedPlan (the core sits above the runtime)
     end_tstamp: float | None = None
     """When the computation finished (seconds since the epoch)."""
+
+    @property
+    def dag(self) -> Any:
+        """The plan as a networkx graph, as Cubed's events carry (``FinalizedPlan.dag``)."""
+        return self.plan.dag
 
 
 @dataclass
