@@ -130,10 +130,10 @@ __all__ = [
 import sys as _sys  # noqa: E402
 
 from cubego import core as _core  # noqa: E402
-from cubego import flox_routing as _flox_routing  # noqa: E402
+from cubego import routing as _routing  # noqa: E402
 from cubego.primitive import groupby as _groupby  # noqa: E402
 
 _core.groupby = _groupby
 _sys.modules["cubego.core.groupby"] = _groupby
-# flox's Cubed path for cubego arrays (xarray's groupby with flox installed)
-_flox_routing.install()
+# flox and xarray paths for cubego arrays (groupby with flox, rolling), once they are imported
+_routing.install()
