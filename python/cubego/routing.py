@@ -12,12 +12,19 @@ and runs that path with the name ``cubed`` meaning cubego's equivalents
 :func:`cubego.from_array`). Nothing named ``cubed`` is added to ``sys.modules``:
 if Cubed itself is installed, it and its arrays are untouched.
 
-**xarray's rolling** reductions on anything but numpy materialise every window
-(``pad`` + ``sliding_window_view``, then a reduction over the window axis):
-``window`` times the data in memory and time. :func:`route_rolling` sends
-``rolling(...).sum/mean/max/min/prod/std/var/count()`` over one dimension of
-cubego data to :func:`cubego.primitive.window.moving_reduce`, which costs about
-what the data costs; other rolling operations keep xarray's path.
+**xarray** (:func:`route_xarray`):
+
+* its rolling reductions on anything but numpy materialise every window
+  (``pad`` + ``sliding_window_view``, then a reduction over the window axis):
+  ``window`` times the data in memory and time. One-dimensional
+  ``rolling(...).sum/mean/max/min/prod/std/var/count()`` of cubego data go to
+  :func:`cubego.primitive.window.moving_reduce` instead, which costs about
+  what the data costs; other rolling operations keep xarray's path;
+* vectorized indexing of a one-dimensional cubego array by integer arrays
+  (what ``idxmin``/``idxmax`` do to the coordinate), which xarray's array API
+  adapter refuses, becomes a lazy blockwise lookup;
+* ``isnull`` of datetime data calls ``numpy.isnat``, which cubego arrays (being
+  lazy) refuse; it becomes cubego's ``isnan``, which is NaT for datetimes.
 
 ``import cubego`` calls :func:`install`, which routes each library as soon as
 it is imported (at once if it already is); the xarray chunk manager routes
@@ -34,7 +41,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["install", "route_flox", "route_rolling"]
+__all__ = ["install", "route_flox", "route_xarray"]
 
 _ROUTED: set[str] = set()
 
@@ -161,8 +168,71 @@ def _movable(rolling: Any) -> bool:
     return isinstance(data, Array) and rolling.ndim == 1 and data.dtype.kind in "biuf"
 
 
-def route_rolling() -> None:
-    """Send one-dimensional rolling reductions of cubego data to :func:`moving_reduce` (once)."""
+def _pick(indices: Any, values: Any) -> Any:
+    """One block of ``values[indices]`` (values: the whole indexed array)."""
+    return values[indices]
+
+
+def _lookup(x: Any, indices: Any) -> Any:
+    """``x[indices]`` for a 1-D cubego array and an integer array: one task per index block."""
+    import numpy as np
+
+    from cubego.array_api.creation_functions import asarray
+    from cubego.core.array import Array
+    from cubego.primitive.blockwise import blockwise
+
+    if not isinstance(indices, Array):
+        indices = asarray(np.asarray(indices), spec=x.spec)
+    if indices.dtype.kind not in "iu":
+        raise IndexError(f"vectorized indexing needs integer indices, got {indices.dtype}")
+    ind = tuple(range(indices.ndim))
+    return blockwise(
+        _pick, ind, indices, ind, x, ("_indexed",), dtype=x.dtype, concatenate=True
+    )
+
+
+def _route_indexing() -> None:
+    from xarray.core import indexing
+
+    from cubego.core.array import Array
+
+    cls = indexing.ArrayApiIndexingAdapter
+    original = cls._vindex_get
+
+    def _vindex_get(self: Any, indexer: Any) -> Any:
+        key = indexer.tuple
+        if (
+            isinstance(self.array, Array)
+            and self.array.ndim == 1
+            and len(key) == 1
+            and not isinstance(key[0], slice)
+        ):
+            return _lookup(self.array, key[0])
+        return original(self, indexer)
+
+    _vindex_get.__doc__ = original.__doc__
+    cls._vindex_get = _vindex_get
+
+
+def _route_isnat() -> None:
+    from xarray.core import duck_array_ops
+
+    from cubego.core.array import Array, elemwise
+
+    original = getattr(duck_array_ops, "isnat", None)
+    if original is None:
+        return
+
+    def isnat(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(x, Array) and not args and not kwargs:
+            return elemwise("isnan", x)
+        return original(x, *args, **kwargs)
+
+    duck_array_ops.isnat = isnat
+
+
+def route_xarray() -> None:
+    """Route xarray's rolling reductions, vectorized lookups and ``isnat`` (once)."""
     if "xarray" in _ROUTED:
         return
     try:
@@ -170,6 +240,8 @@ def route_rolling() -> None:
     except ImportError:
         return
     _ROUTED.add("xarray")
+    _route_indexing()
+    _route_isnat()
     cls = rolling.DataArrayRolling
     original_reduce = cls._array_reduce
     signature = inspect.signature(original_reduce)
@@ -204,7 +276,7 @@ def route_rolling() -> None:
 
 # ---------------------------------------------------------------------- import hook
 
-_ROUTES = {"flox": route_flox, "xarray": route_rolling}
+_ROUTES = {"flox": route_flox, "xarray": route_xarray}
 
 
 class _RouteAfterExec(importlib.abc.Loader):
