@@ -240,9 +240,14 @@ def route_xarray() -> None:
     except ImportError:
         return
     _ROUTED.add("xarray")
-    _route_indexing()
-    _route_isnat()
-    cls = rolling.DataArrayRolling
+    for route in (_route_indexing, _route_isnat):
+        try:
+            route()
+        except (ImportError, AttributeError):  # an xarray without these internals
+            pass
+    cls = getattr(rolling, "DataArrayRolling", None)
+    if cls is None or not hasattr(cls, "_array_reduce") or not hasattr(cls, "_counts"):
+        return
     original_reduce = cls._array_reduce
     signature = inspect.signature(original_reduce)
 

@@ -216,8 +216,8 @@ class Array:
         return complex(self._scalar("complex"))
 
     def __index__(self) -> int:
-        if self._dtype.kind not in "iu":
-            raise TypeError(f"only integer arrays can be used as an index, not {self._dtype}")
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
         return operator.index(self._scalar("index")[()])
 
     def __len__(self) -> int:
