@@ -11,8 +11,9 @@ What works, with numpy's results (including its NaT rules):
 
 * layout: indexing, ``rechunk``, ``permute_dims``, ``reshape``,
   ``broadcast_to``, ``concat``, ``stack``, ``squeeze``, ``take``, ``where``;
-* ``min``/``max``/``argmin``/``argmax`` (NaT wins) and their ``nan*``
-  versions (NaT skipped);
+* ``min``/``max``/``argmin``/``argmax`` (NaT wins), ``nanmin``/``nanmax``
+  (NaT skipped) and ``nanargmin``/``nanargmax`` (NaT wins: numpy skips NaN
+  only);
 * elementwise: comparisons, ``datetime - datetime`` (a timedelta),
   ``datetime ± timedelta``, ``timedelta ± timedelta``, ``timedelta ×
   integer``, ``timedelta / timedelta`` (float64), ``negative``/``abs`` of
@@ -357,14 +358,10 @@ def apply(name: str, args: dict, inputs: list[Any], engine: Engine) -> Any:
         if lifted:
             out = _where(engine, _elem(engine, "equal", out, _MAX), NAT, out)
         return tag(out, x._logical)
-    if x is not None and name == "argreduce" and func in (
-        "argmax", "argmin", "nanargmax", "nanargmin"
-    ):
-        nat_wins = not func.startswith("nan")
-        engine_func = func.removeprefix("nan")
-        lifted = (engine_func == "argmax") == nat_wins
-        values = _where(engine, _is_nat(engine, x), _MAX, x) if lifted else x
-        return engine(name, dict(args, func=engine_func), [values])
+    if x is not None and name == "argreduce" and func in ("argmax", "argmin"):
+        # NaT wins both, as in numpy (whose nanargmax/nanargmin do the same for datetimes)
+        values = _where(engine, _is_nat(engine, x), _MAX, x) if func == "argmax" else x
+        return engine(name, args, [values])
     what = f"{name}({func})" if func else name
     kinds = ", ".join(sorted({str(x.dtype) for x in inputs if x._logical is not None}))
     raise TypeError(f"{what} is not supported for {kinds} arrays in cubego")

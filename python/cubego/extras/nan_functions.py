@@ -221,8 +221,7 @@ def nanstd(
 
 def _nan_arg(func: str, x: Array, axis: Any, keepdims: bool, split_every: Any) -> Array:
     _check(x, f"nan{func}")
-    skip = _floating(x) or x.dtype.kind in "mM"  # NaN, NaT
-    return _argreduce(f"nan{func}" if skip else func, x, axis, keepdims, split_every)
+    return _argreduce(f"nan{func}" if _floating(x) else func, x, axis, keepdims, split_every)
 
 
 #: NaN-ignoring arg-reductions: name -> the Array API function.
