@@ -24,7 +24,10 @@ if Cubed itself is installed, it and its arrays are untouched.
   (what ``idxmin``/``idxmax`` do to the coordinate), which xarray's array API
   adapter refuses, becomes a lazy blockwise lookup;
 * ``isnull`` of datetime data calls ``numpy.isnat``, which cubego arrays (being
-  lazy) refuse; it becomes cubego's ``isnan``, which is NaT for datetimes.
+  lazy) refuse; it becomes cubego's ``isnan``, which is NaT for datetimes;
+* groupby ``std``/``var`` would reach flox's Cubed path with intermediates it
+  cannot store (flox's ``MultiArray``); on cubego data they take xarray's own
+  (lazy) groupby path.
 
 ``import cubego`` calls :func:`install`, which routes each library as soon as
 it is imported (at once if it already is); the xarray chunk manager routes
@@ -34,6 +37,7 @@ xarray too when xarray creates it.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import importlib.abc
 import importlib.machinery
 import inspect
@@ -119,6 +123,13 @@ def route_flox() -> None:
         array = kwargs.get("array", args[0] if args else None)
         by = kwargs.get("by", args[1] if len(args) > 1 else None)
         if isinstance(array, Array) or isinstance(by, Array):
+            reindex = kwargs.get("reindex")
+            if kwargs.get("method") == "map-reduce" and getattr(reindex, "blockwise", 0) is None:
+                # Called without a method (as xarray does), flox decides the reindexing
+                # before it picks "map-reduce" for Cubed arrays and leaves it undecided,
+                # which its Cubed path refuses; decide it as flox does for "map-reduce"
+                # on arrays that are not Dask arrays.
+                kwargs["reindex"] = dataclasses.replace(reindex, blockwise=True)
             return on_cubego(*args, **kwargs)
         return original_agg(*args, **kwargs)
 
@@ -231,6 +242,39 @@ def _route_isnat() -> None:
     duck_array_ops.isnat = isnat
 
 
+def _has_cubego_data(obj: Any) -> bool:
+    from cubego.core.array import Array
+
+    variables = getattr(obj, "variables", None)
+    values = variables.values() if variables is not None else [getattr(obj, "variable", obj)]
+    return any(isinstance(getattr(v, "data", None), Array) for v in values)
+
+
+def _route_groupby_moments() -> None:
+    """``std``/``var`` of groupby on cubego data: xarray's own path instead of flox.
+
+    flox carries their intermediates as its ``MultiArray`` (three arrays in
+    one), which its Cubed path cannot store; xarray's path without flox is
+    lazy on cubego arrays too.
+    """
+    from xarray.core import duck_array_ops
+    from xarray.core.groupby import GroupBy
+
+    original = GroupBy._flox_reduce
+
+    def _flox_reduce(self: Any, dim: Any, keep_attrs: Any = None, **kwargs: Any) -> Any:
+        func = kwargs.get("func")
+        if func in ("std", "var") and _has_cubego_data(self._obj):
+            kwargs.pop("func")
+            return self.reduce(
+                getattr(duck_array_ops, func), dim=dim, keep_attrs=keep_attrs, **kwargs
+            )
+        return original(self, dim, keep_attrs=keep_attrs, **kwargs)
+
+    _flox_reduce.__doc__ = original.__doc__
+    GroupBy._flox_reduce = _flox_reduce
+
+
 def route_xarray() -> None:
     """Route xarray's rolling reductions, vectorized lookups and ``isnat`` (once)."""
     if "xarray" in _ROUTED:
@@ -240,7 +284,7 @@ def route_xarray() -> None:
     except ImportError:
         return
     _ROUTED.add("xarray")
-    for route in (_route_indexing, _route_isnat):
+    for route in (_route_indexing, _route_isnat, _route_groupby_moments):
         try:
             route()
         except (ImportError, AttributeError):  # an xarray without these internals

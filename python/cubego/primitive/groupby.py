@@ -36,7 +36,6 @@ from cubego.binding import pyfunc
 from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array
 from cubego.primitive.blockwise import (
-    _Fields,
     _fields_of,
     _own,
     _ranges_map,
@@ -82,6 +81,12 @@ def _labels_1d(by: Any, length: int, what: str) -> None:
 
 
 # ---------------------------------------------------------------------- helpers on blocks
+#
+# Between the steps of groupby_reduction each block's slots are stored with the
+# grouped axis holding the block (length 1 per block) and the groups on a new
+# last axis: reduction rounds then fold whole blocks along the grouped axis, one
+# element of it per block. The functions see flox's and Cubed's layout: the
+# groups along the grouped axis, and a dummy last axis to fold over.
 
 
 def _each(value: Any, fn: Callable) -> Any:
@@ -89,6 +94,16 @@ def _each(value: Any, fn: Callable) -> Any:
     if isinstance(value, dict):
         return {k: fn(v) for k, v in value.items()}
     return fn(np.asarray(value))
+
+
+def _stored(value: Any, axis: int) -> Any:
+    """Slots along *axis* -> block along *axis* (length 1), slots on a new last axis."""
+    return _each(value, lambda v: np.expand_dims(np.moveaxis(v, axis, -1), axis))
+
+
+def _slots(value: Any, axis: int) -> Any:
+    """The inverse of :func:`_stored`."""
+    return _each(value, lambda v: np.moveaxis(np.squeeze(v, axis), -1, axis))
 
 
 def _with_dummy(value: Any) -> Any:
@@ -114,71 +129,77 @@ def _block_bytes(chunks: tuple[tuple[int, ...], ...], itemsize: int) -> int:
 
 
 class _GroupChunk:
-    """Map step: one block and its labels reduced into ``num_groups`` slots along the axis."""
+    """Map step: one block and its labels reduced into ``num_groups`` slots."""
 
-    def __init__(self, func: Callable, kwargs: dict, struct: np.dtype | None):
+    def __init__(self, func: Callable, kwargs: dict, axis: int, struct: np.dtype | None):
         self.func = func
         self.kwargs = kwargs
+        self.axis = axis
         self.struct = struct
         self.name = pyfunc.describe(func)
 
     def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: pyfunc.Task) -> None:
         block, labels = inputs
-        result = self.func(block, labels, **self.kwargs)
-        _store(out, result, task, self.struct, self.name)
+        result = self.func(block, labels, axis=self.axis, **self.kwargs)
+        _store(out, _stored(result, self.axis), task, self.struct, self.name)
 
 
 class _GroupCombine:
     """One combining round: fold a group of blocks, one block per step, slot by slot."""
 
     def __init__(
-        self,
-        combine: Callable,
-        kwargs: dict,
-        ndim: int,
-        in_struct: np.dtype | None,
-        out_struct: np.dtype | None,
+        self, combine: Callable, kwargs: dict, axis: int, ndim: int, struct: np.dtype | None
     ):
         self.combine = combine
         self.kwargs = kwargs
+        self.axis = axis
         self.ndim = ndim
-        self.in_struct = in_struct
-        self.out_struct = out_struct
+        self.struct = struct
         self.name = pyfunc.describe(combine)
+
+    def _read(self, block: np.ndarray, copy: bool) -> Any:
+        if self.struct is not None:
+            fields: Any = _fields_of(block, self.struct)
+            if copy:
+                fields = {k: v.copy() for k, v in fields.items()}
+        else:
+            fields = block.copy() if copy else block
+        return _with_dummy(_slots(fields, self.axis))
 
     def _fold(self, stacked: Any) -> Any:
         return self.combine(stacked, keepdims=True, **self.kwargs)
 
     def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: pyfunc.Task) -> None:
-        block: Any = inputs[0]
-        if self.in_struct is not None:
-            block = _fields_of(block, self.in_struct)
-        result = self._fold(_with_dummy(block))
+        result = self._fold(self._read(inputs[0], copy=False))
         if not task.first:
-            if self.out_struct is not None:
-                previous: Any = {k: v.copy() for k, v in _fields_of(out, self.out_struct).items()}
-            else:
-                previous = out.copy()
-            result = self._fold(_stacked(_with_dummy(previous), result))
-        _store(out, _without_dummy(result, self.ndim), task, self.out_struct, self.name)
+            result = self._fold(_stacked(self._read(out, copy=True), result))
+        stored = _stored(_without_dummy(result, self.ndim), self.axis)
+        _store(out, stored, task, self.struct, self.name)
 
 
 class _GroupAggregate:
     """Final step: the folded intermediate (with its dummy axis) turned into the result."""
 
-    def __init__(self, aggregate: Callable, kwargs: dict, ndim: int, in_struct: np.dtype | None):
+    def __init__(
+        self, aggregate: Callable | None, kwargs: dict, axis: int, ndim: int, struct: Any
+    ):
         self.aggregate = aggregate
         self.kwargs = kwargs
+        self.axis = axis
         self.ndim = ndim
-        self.in_struct = in_struct
-        self.name = pyfunc.describe(aggregate)
+        self.struct = struct
+        self.name = pyfunc.describe(aggregate) if aggregate is not None else "groupby_reduction"
 
     def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: pyfunc.Task) -> None:
         block: Any = inputs[0]
-        if self.in_struct is not None:
-            block = _fields_of(block, self.in_struct)
-        result = self.aggregate(_with_dummy(block), **self.kwargs)
-        pyfunc.write_block(out, _without_dummy(result, self.ndim), task, self.name)
+        if self.struct is not None:
+            block = _fields_of(block, self.struct)
+        slots = _slots(block, self.axis)
+        if self.aggregate is None:
+            result = slots
+        else:
+            result = _without_dummy(self.aggregate(_with_dummy(slots), **self.kwargs), self.ndim)
+        pyfunc.write_block(out, np.asarray(result).astype(out.dtype, copy=False), task, self.name)
 
 
 class _GroupBlockwise:
@@ -274,7 +295,7 @@ def groupby_reduction(
     Returns
     -------
     Array
-        *x*'s shape with ``num_groups`` along *axis*, in *dtype*.
+        *x*'s shape with ``num_groups`` along *axis* (one block), in *dtype*.
     """
     what = "groupby_reduction"
     if not isinstance(x, Array):
@@ -297,21 +318,20 @@ def groupby_reduction(
     if split < 2:
         raise ValueError(f"{what}: split_every must be at least 2, got {split}")
 
-    # Map: every block reduced into num_groups slots along the axis.
-    chunks = tuple((groups,) * len(c) if d == axis else c for d, c in enumerate(x.chunks))
-    shape = tuple(sum(c) for c in chunks)
+    # Map: every block reduced into num_groups slots (stored: see _stored).
+    nd = x.ndim
+    blocks = (1,) * x.numblocks[axis]
+    chunks = tuple(blocks if d == axis else c for d, c in enumerate(x.chunks)) + ((groups,),)
     x_maps = [_own(d, c) for d, c in enumerate(x.chunks)]
     by_maps = [_own(axis, x.chunks[axis])]
     chunk_fn = _GroupChunk(
-        func,
-        dict(axis=axis, intermediate_dtype=intermediate_dtype, num_groups=groups, **extra),
-        struct,
+        func, dict(intermediate_dtype=intermediate_dtype, num_groups=groups, **extra), axis, struct
     )
     result: Any = python_op(
         chunk_fn,
         "groupby_reduction",
         [(x, x_maps), (by, by_maps)],
-        shape,
+        tuple(sum(c) for c in chunks),
         intermediate,
         chunks,
         label=pyfunc.describe(func),
@@ -320,10 +340,11 @@ def groupby_reduction(
     # Combine: rounds folding split_every blocks along the axis, slot by slot.
     if result.numblocks[axis] > 1 and combine_func is None:
         raise ValueError(f"{what}: combine_func is needed when x has several blocks along axis")
-    combine_kwargs = dict(axis=(x.ndim, axis), dtype=intermediate_dtype, dummy_axis=-1, **extra)
+    combine_kwargs = dict(axis=(nd, axis), dtype=intermediate_dtype, dummy_axis=-1, **extra)
     while result.numblocks[axis] > 1:
-        nblocks = math.ceil(result.numblocks[axis] / split)
-        out_chunks = tuple((groups,) * nblocks if d == axis else c for d, c in enumerate(chunks))
+        out_chunks = tuple(
+            (1,) * math.ceil(len(c) / split) if d == axis else c for d, c in enumerate(chunks)
+        )
         maps = [
             {"kind": "blocks", "out_dim": axis, "factor": split, "iter_axis": 0}
             if d == axis
@@ -331,7 +352,7 @@ def groupby_reduction(
             for d, c in enumerate(chunks)
         ]
         block_bytes = _block_bytes(out_chunks, intermediate.itemsize)
-        fn = _GroupCombine(combine_func, combine_kwargs, x.ndim, struct, struct)
+        fn = _GroupCombine(combine_func, combine_kwargs, axis, nd, struct)
         result = python_op(
             fn,
             "groupby_combine",
@@ -340,35 +361,51 @@ def groupby_reduction(
             intermediate,
             out_chunks,
             # a block being read, and two intermediates stacked
-            extra_mem=block_bytes + 2 * block_bytes,
+            extra_mem=3 * block_bytes,
             label=pyfunc.describe(combine_func),
         )
         chunks = out_chunks
 
-    # Aggregate: the folded intermediate turned into the result.
-    if aggregate_func is not None:
-        kwargs = dict(dtype=intermediate_dtype, dummy_axis=-1)
-        if has_keyword(aggregate_func, "axis"):
-            kwargs["axis"] = (x.ndim, axis)
-        if has_keyword(aggregate_func, "keepdims"):
-            kwargs["keepdims"] = True
-        fn = _GroupAggregate(aggregate_func, kwargs, x.ndim, struct)
-        result = python_op(
-            fn,
-            "groupby_aggregate",
-            [(result, [_own(d, c) for d, c in enumerate(chunks)])],
-            shape[:axis] + (groups,) + shape[axis + 1 :],
-            dtype,
-            chunks,
-            label=pyfunc.describe(aggregate_func),
-        )
-    elif isinstance(result, _Fields):
+    # Aggregate: the folded intermediate turned into the result, groups along the axis.
+    if aggregate_func is None and struct is not None:
         raise ValueError(f"{what} with a structured intermediate_dtype needs an aggregate_func")
-    if result.dtype != dtype:
-        result = result.astype(dtype)
+    kwargs = dict(dtype=intermediate_dtype, dummy_axis=-1)
+    if aggregate_func is not None and has_keyword(aggregate_func, "axis"):
+        kwargs["axis"] = (nd, axis)
+    if aggregate_func is not None and has_keyword(aggregate_func, "keepdims"):
+        kwargs["keepdims"] = True
+    out_chunks = tuple((groups,) if d == axis else c for d, c in enumerate(x.chunks))
+    maps = [
+        {"kind": "full"} if d == axis else _own(d, c) for d, c in enumerate(x.chunks)
+    ] + [_own(axis, (groups,))]
+    fn = _GroupAggregate(aggregate_func, kwargs, axis, nd, struct)
+    result = python_op(
+        fn,
+        "groupby_aggregate",
+        [(result, maps)],
+        tuple(sum(c) for c in out_chunks),
+        dtype,
+        out_chunks,
+        label=pyfunc.describe(aggregate_func) if aggregate_func is not None else None,
+    )
     if keepdims:
         result = expand_dims(result, axis=-1)
     return result
+
+
+def _blockwise_dtype(func: Callable, x: Array, axis: int, kwargs: dict, what: str) -> np.dtype:
+    """The dtype *func* returns for a one-element block of one group (as Dask infers dtypes)."""
+    sample = np.ones((1,) * x.ndim, dtype=x.dtype)
+    try:
+        result = func(
+            sample, np.zeros(1, dtype=np.int64), axis=axis, start_group=0, num_groups=1, **kwargs
+        )
+    except Exception as e:  # noqa: BLE001 - any failure means "tell me the dtype"
+        raise ValueError(
+            f"{what}: inferring the result's dtype failed ({pyfunc.describe(func)} raised "
+            f"{type(e).__name__}: {e}); pass dtype="
+        ) from e
+    return np.asarray(result).dtype
 
 
 def groupby_blockwise(
@@ -394,8 +431,9 @@ def groupby_blockwise(
         reduces the elements of groups ``s .. s+n-1`` (labels minus *s* are
         their slots) into a block with *n* elements along *axis*.
     axis : int or 1-tuple
-    dtype : dtype
-        The result's dtype.
+    dtype : dtype, optional
+        The result's dtype; by default what *func* returns for a one-element
+        block.
     num_groups : int
         The number of groups: the result's length along *axis*.
     **kwargs
@@ -420,7 +458,7 @@ def groupby_blockwise(
     if labels.size > 1 and np.any(labels[1:] < labels[:-1]):
         raise ValueError(f"{what}: `by` must be sorted (each group's elements contiguous)")
     if dtype is None:
-        raise ValueError(f"{what} needs the dtype of its result")
+        dtype = _blockwise_dtype(func, x, axis, kwargs, what)
     dtype = _dtypes.normalize(dtype)
 
     per_block = max(groups // max(x.numblocks[axis], 1), 1)
