@@ -17,13 +17,29 @@ import cubego
 SPEC = cubego.Spec(allowed_mem="200MB")
 
 NS = np.array(
-    ["2000-01-01T00:00", "NaT", "1969-12-31T23:59:59.5", "2024-02-29T12:00", "2000-01-01T00:00",
-     "1990-06-15", "NaT", "2010-10-10T10:10:10"],
+    [
+        "2000-01-01T00:00",
+        "NaT",
+        "1969-12-31T23:59:59.5",
+        "2024-02-29T12:00",
+        "2000-01-01T00:00",
+        "1990-06-15",
+        "NaT",
+        "2010-10-10T10:10:10",
+    ],
     dtype="datetime64[ns]",
 )
 SECONDS = np.array(
-    ["2000-01-01T00:00:01", "2001-01-01", "NaT", "2024-02-29T12:00", "1970-01-01",
-     "1990-06-15", "1999-12-31", "2010-10-10T10:10:10"],
+    [
+        "2000-01-01T00:00:01",
+        "2001-01-01",
+        "NaT",
+        "2024-02-29T12:00",
+        "1970-01-01",
+        "1990-06-15",
+        "1999-12-31",
+        "2010-10-10T10:10:10",
+    ],
     dtype="datetime64[s]",
 )
 
@@ -57,9 +73,11 @@ def test_round_trip_and_dtype():
         lambda m, x: m.broadcast_to(x, (2, 8)),
         lambda m, x: m.take(x, m.asarray([5, 0, 1]) if m is cubego else np.array([5, 0, 1])),
         lambda m, x: x[m.asarray([3, 1]) if m is cubego else np.array([3, 1])],
-        lambda m, x: m.permute_dims(m.reshape(x, (2, 4)), (1, 0))
-        if m is cubego
-        else np.transpose(x.reshape(2, 4)),
+        lambda m, x: (
+            m.permute_dims(m.reshape(x, (2, 4)), (1, 0))
+            if m is cubego
+            else np.transpose(x.reshape(2, 4))
+        ),
     ],
     ids=["slice", "reverse", "reshape", "concat", "stack", "broadcast", "take", "index", "T"],
 )
@@ -67,8 +85,9 @@ def test_layout_keeps_datetimes(build):
     same(build(cubego, arr(NS)), build(np, NS))
 
 
-@pytest.mark.parametrize("func", ["max", "min", "argmax", "argmin", "nanmax", "nanmin",
-                                  "nanargmax", "nanargmin"])
+@pytest.mark.parametrize(
+    "func", ["max", "min", "argmax", "argmin", "nanmax", "nanmin", "nanargmax", "nanargmin"]
+)
 @pytest.mark.parametrize("data", [NS, SECONDS, SECONDS[3:] - SECONDS[:5], NS[2:4]])
 def test_reductions_follow_numpys_nat_rules(func, data):
     with np.errstate(all="ignore"):
@@ -93,8 +112,17 @@ def test_reductions_along_an_axis():
 
 @pytest.mark.parametrize(
     "func",
-    ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "subtract",
-     "maximum", "minimum"],
+    [
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+        "subtract",
+        "maximum",
+        "minimum",
+    ],
 )
 def test_binary_datetime_operations(func):
     expected = getattr(np, func)(NS, SECONDS)
@@ -127,8 +155,10 @@ def test_arithmetic_and_comparisons(build):
 def test_isnan_where_astype():
     x = arr(NS)
     same(cubego.isnan(x), np.isnat(NS))
-    same(cubego.where(cubego.isnan(x), np.datetime64("1970-01-02", "s"), x),
-         np.where(np.isnat(NS), np.datetime64("1970-01-02", "s"), NS))
+    same(
+        cubego.where(cubego.isnan(x), np.datetime64("1970-01-02", "s"), x),
+        np.where(np.isnat(NS), np.datetime64("1970-01-02", "s"), NS),
+    )
     same(x.astype("datetime64[s]"), NS.astype("datetime64[s]"))
     same(arr(SECONDS).astype("datetime64[ns]"), SECONDS.astype("datetime64[ns]"))
     same(x.astype("int64"), NS.astype("int64"))
@@ -137,8 +167,9 @@ def test_isnan_where_astype():
 
 def test_chunk_functions_see_datetimes():
     x = arr(NS)
-    years = cubego.map_blocks(lambda b: b.astype("datetime64[Y]").astype(np.int64) + 1970, x,
-                              dtype=np.int64)
+    years = cubego.map_blocks(
+        lambda b: b.astype("datetime64[Y]").astype(np.int64) + 1970, x, dtype=np.int64
+    )
     same(years, NS.astype("datetime64[Y]").astype(np.int64) + 1970)
     back = cubego.map_blocks(lambda b: b + np.timedelta64(1, "D"), x, dtype=NS.dtype)
     same(back, NS + np.timedelta64(1, "D"))

@@ -1,4 +1,4 @@
-"""Groupby with flox on cubego: Cubed's ``groupby_reduction``/``groupby_blockwise`` and flox's Cubed path.
+"""Groupby with flox on cubego: Cubed's groupby operations and flox's Cubed path.
 
 xarray sends ``groupby(...).mean()`` to flox whenever flox is installed;
 :mod:`cubego.routing` makes flox take its Cubed path for cubego arrays, which
@@ -199,16 +199,24 @@ def test_groupby_reduction_against_numpy(chunks, split_every):
     )
     assert result.shape == (4, 5)
     expected = np.stack(
-        [data[labels == g].mean(axis=0) if (labels == g).any() else np.full(5, np.nan) for g in range(4)]
+        [
+            data[labels == g].mean(axis=0) if (labels == g).any() else np.full(5, np.nan)
+            for g in range(4)
+        ]
     )
     np.testing.assert_allclose(result.compute(), expected)
 
 
 def test_groupby_reduction_errors():
     x = cubego.ones((6, 2), chunks=(2, 2), spec=SPEC)
-    kw = dict(func=_sum_chunk, combine_func=_sum_combine, aggregate_func=_mean_aggregate,
-              intermediate_dtype=[("total", np.float64), ("n", np.int64)], dtype=np.float64,
-              num_groups=2)
+    kw = dict(
+        func=_sum_chunk,
+        combine_func=_sum_combine,
+        aggregate_func=_mean_aggregate,
+        intermediate_dtype=[("total", np.float64), ("n", np.int64)],
+        dtype=np.float64,
+        num_groups=2,
+    )
     with pytest.raises(ValueError, match="single axis"):
         cubego.core.groupby.groupby_reduction(x, np.zeros(6, int), axis=(0, 1), **kw)
     with pytest.raises(ValueError, match="5 labels"):
@@ -218,7 +226,9 @@ def test_groupby_reduction_errors():
     with pytest.raises(TypeError, match="integer group labels"):
         cubego.core.groupby.groupby_reduction(x, np.zeros(6), axis=0, **kw)
     with pytest.raises(ValueError, match="num_groups"):
-        cubego.core.groupby.groupby_reduction(x, np.zeros(6, int), axis=0, **{**kw, "num_groups": None})
+        cubego.core.groupby.groupby_reduction(
+            x, np.zeros(6, int), axis=0, **{**kw, "num_groups": None}
+        )
 
 
 def _blockwise_sum(a, by, axis, start_group, num_groups):

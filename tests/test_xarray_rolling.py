@@ -47,7 +47,17 @@ def _data(shape=(40, 3, 5), nan=True, seed=0):
 
 
 @pytest.mark.parametrize("func", FUNCS)
-@pytest.mark.parametrize("window, center, min_periods", [(1, False, None), (3, False, None), (4, True, None), (7, False, 2), (7, True, 1), (40, False, 5)])
+@pytest.mark.parametrize(
+    "window, center, min_periods",
+    [
+        (1, False, None),
+        (3, False, None),
+        (4, True, None),
+        (7, False, 2),
+        (7, True, 1),
+        (40, False, 5),
+    ],
+)
 @pytest.mark.parametrize("chunks", [(6, 3, 5), (40, 2, 5), (1, 3, 5), (13, 1, 2)])
 def test_xarray_rolling_matches_numpy(func, window, center, min_periods, chunks):
     da = xr.DataArray(_data(), dims=("time", "y", "x"))

@@ -65,7 +65,7 @@ def _cubed_names() -> types.SimpleNamespace:
 
 
 def _importer(names: types.SimpleNamespace) -> Any:
-    """``__import__`` resolving ``cubed`` and its submodules to *names*, everything else as usual."""
+    """``__import__`` giving *names* for ``cubed`` and its submodules, all else as usual."""
     real = builtins.__import__
 
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A001, A002
@@ -197,9 +197,7 @@ def _lookup(x: Any, indices: Any) -> Any:
     if indices.dtype.kind not in "iu":
         raise IndexError(f"vectorized indexing needs integer indices, got {indices.dtype}")
     ind = tuple(range(indices.ndim))
-    return blockwise(
-        _pick, ind, indices, ind, x, ("_indexed",), dtype=x.dtype, concatenate=True
-    )
+    return blockwise(_pick, ind, indices, ind, x, ("_indexed",), dtype=x.dtype, concatenate=True)
 
 
 def _route_indexing() -> None:

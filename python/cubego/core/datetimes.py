@@ -317,8 +317,17 @@ def astype(x: Any, dtype: Any, engine: Engine) -> Any:
 
 #: Ops that only move, repeat or select elements: the result holds the input's dtype.
 LAYOUT = frozenset(
-    {"getitem", "rechunk", "permute_dims", "broadcast_to", "reshape", "concat", "stack",
-     "squeeze", "take"}
+    {
+        "getitem",
+        "rechunk",
+        "permute_dims",
+        "broadcast_to",
+        "reshape",
+        "concat",
+        "stack",
+        "squeeze",
+        "take",
+    }
 )
 
 

@@ -94,7 +94,7 @@ def datetime_dtype(dtype: Any) -> np.dtype | None:
 
 
 def storage(dtype: Any) -> np.dtype:
-    """The engine's dtype for *dtype*: int64 for datetimes and timedeltas, else :func:`normalize`."""
+    """The engine's dtype for *dtype*: int64 for datetimes and timedeltas, else normalized."""
     if datetime_dtype(dtype) is not None:
         return int64
     return normalize(dtype)

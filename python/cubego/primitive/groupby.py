@@ -180,9 +180,7 @@ class _GroupCombine:
 class _GroupAggregate:
     """Final step: the folded intermediate (with its dummy axis) turned into the result."""
 
-    def __init__(
-        self, aggregate: Callable | None, kwargs: dict, axis: int, ndim: int, struct: Any
-    ):
+    def __init__(self, aggregate: Callable | None, kwargs: dict, axis: int, ndim: int, struct: Any):
         self.aggregate = aggregate
         self.kwargs = kwargs
         self.axis = axis
@@ -375,9 +373,9 @@ def groupby_reduction(
     if aggregate_func is not None and has_keyword(aggregate_func, "keepdims"):
         kwargs["keepdims"] = True
     out_chunks = tuple((groups,) if d == axis else c for d, c in enumerate(x.chunks))
-    maps = [
-        {"kind": "full"} if d == axis else _own(d, c) for d, c in enumerate(x.chunks)
-    ] + [_own(axis, (groups,))]
+    maps = [{"kind": "full"} if d == axis else _own(d, c) for d, c in enumerate(x.chunks)] + [
+        _own(axis, (groups,))
+    ]
     fn = _GroupAggregate(aggregate_func, kwargs, axis, nd, struct)
     result = python_op(
         fn,
@@ -468,9 +466,7 @@ def groupby_blockwise(
     nblocks = len(bounds) - 1
     out_axis = tuple(min(per_block, groups - i * per_block) for i in range(nblocks))
     ranges = [[bounds[i], bounds[i + 1]] for i in range(nblocks)]
-    maps = [
-        _ranges_map(axis, ranges) if d == axis else _own(d, c) for d, c in enumerate(x.chunks)
-    ]
+    maps = [_ranges_map(axis, ranges) if d == axis else _own(d, c) for d, c in enumerate(x.chunks)]
     chunks = tuple(out_axis if d == axis else c for d, c in enumerate(x.chunks))
     fn = _GroupBlockwise(func, labels, bounds, axis, per_block, kwargs)
     return python_op(

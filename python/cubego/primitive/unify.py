@@ -42,8 +42,7 @@ def unify_chunks(*args: Any, **kwargs: Any) -> tuple[dict, list]:
             continue
         if len(ind) != a.ndim:
             raise ValueError(
-                f"unify_chunks: {len(ind)} indices {tuple(ind)} for an array of "
-                f"dimension {a.ndim}"
+                f"unify_chunks: {len(ind)} indices {tuple(ind)} for an array of dimension {a.ndim}"
             )
         for name, n, c in zip(ind, a.shape, a.chunks, strict=True):
             if n != 1:

@@ -216,9 +216,7 @@ def moving_reduce(
     if window < 1:
         raise ValueError(f"moving_reduce: window must be at least 1, got {window}")
     if window > max(n, 1):
-        raise ValueError(
-            f"moving_reduce: window {window} is longer than axis {axis} (length {n})"
-        )
+        raise ValueError(f"moving_reduce: window {window} is longer than axis {axis} (length {n})")
     min_count = window if min_count is None else operator.index(min_count)
     if min_count < 0:
         raise ValueError(f"moving_reduce: min_count must be non-negative, got {min_count}")
@@ -235,14 +233,14 @@ def moving_reduce(
     for c in x.chunks[axis]:
         ranges.append([max(start - before, 0), min(start + c + after, n)])
         start += c
-    maps = [
-        _ranges_map(d, ranges) if d == axis else _own(d, c) for d, c in enumerate(x.chunks)
-    ]
+    maps = [_ranges_map(d, ranges) if d == axis else _own(d, c) for d, c in enumerate(x.chunks)]
     # a padded copy of the region in the work dtype, its mask, and two block-sized
     # work arrays (counts and the result)
     block = math.prod(max(c) if c else 0 for c in x.chunks)
-    region = block // max(max(x.chunks[axis], default=1), 1) * (
-        max(x.chunks[axis], default=0) + window - 1
+    region = (
+        block
+        // max(max(x.chunks[axis], default=1), 1)
+        * (max(x.chunks[axis], default=0) + window - 1)
     )
     extra = region * (work.itemsize + 1) + block * (8 + 2 * work.itemsize)
     fn = _Moving(func, window, before, axis, n, min_count, int(ddof), work)
@@ -297,12 +295,8 @@ def _one_window(x: Array, window: int, axis: int, automatic_rechunk: bool) -> Ar
     for c in chunks_axis:
         ranges.append([start, start + c + window - 1])
         start += c
-    maps = [
-        _ranges_map(d, ranges) if d == axis else _own(d, c) for d, c in enumerate(x.chunks)
-    ]
-    chunks = tuple(chunks_axis if d == axis else c for d, c in enumerate(x.chunks)) + (
-        (window,),
-    )
+    maps = [_ranges_map(d, ranges) if d == axis else _own(d, c) for d, c in enumerate(x.chunks)]
+    chunks = tuple(chunks_axis if d == axis else c for d, c in enumerate(x.chunks)) + ((window,),)
     shape = tuple(sum(c) for c in chunks)
     return python_op(
         _Windows(window, axis),
