@@ -84,11 +84,13 @@ def datetime_dtype(dtype: Any) -> np.dtype | None:
     if dt.kind not in "mM":
         return None
     unit, count = np.datetime_data(dt)
+    kind = "datetime64" if dt.kind == "M" else "timedelta64"
     if unit == "generic":
-        raise TypeError(f"cubego: {dt} has no unit; give one, e.g. {dt.str[1:3]}[ns]")
+        raise TypeError(f"cubego: unsupported dtype {dt}: no unit; give one, e.g. {kind}[ns]")
     if unit not in DATETIME_UNITS or count != 1:
         raise TypeError(
-            f"cubego: unsupported unit in {dt} (supported: {', '.join(DATETIME_UNITS)})"
+            f"cubego: unsupported dtype {dt}: {kind} needs a unit of "
+            f"{', '.join(DATETIME_UNITS)}"
         )
     return dt.newbyteorder("=")
 
