@@ -256,3 +256,17 @@ def test_xarray_datetime_variables(build, ds, no_flox):
     result = build(lazy)
     assert isinstance(result.data, cubego.Array)
     xr.testing.assert_identical(result.compute(), build(ds))
+
+
+def test_zarr_round_trip_of_datetime_variables(tmp_path, ds):
+    # xarray stores datetimes CF-encoded (integers and a units attribute); opened
+    # lazily, they are decoded block by block into cubego datetime arrays
+    ds.to_zarr(tmp_path / "a.zarr")
+    opened = xr.open_zarr(tmp_path / "a.zarr", **KW)
+    assert isinstance(opened.when.data, cubego.Array)
+    assert opened.when.dtype.kind == "M"
+    xr.testing.assert_identical(opened.when.compute(), ds.when)
+    # and written back from cubego arrays
+    lazy = ds.chunk({"time": 7}, **KW)
+    lazy.to_zarr(tmp_path / "b.zarr")
+    xr.testing.assert_identical(xr.open_zarr(tmp_path / "b.zarr").load(), ds)
