@@ -106,6 +106,18 @@ def test_groupby_moments_take_xarrays_path(func, lazy, ds):
     xr.testing.assert_allclose(got, expected)
 
 
+@pytest.mark.parametrize("func", ["cumsum", "cumprod"])
+def test_groupby_scans_take_xarrays_path(func, lazy, ds):
+    # flox has no Cubed path for scans
+    with xr.set_options(use_flox=True):
+        with raise_if_computes():
+            result = getattr(lazy.groupby("time.month"), func)()
+        got = result.compute()
+    with xr.set_options(use_flox=False):
+        expected = getattr(ds.groupby("time.month"), func)()
+    xr.testing.assert_allclose(got, expected)
+
+
 def test_groupby_skipna_false_and_dataarray(lazy, ds):
     with xr.set_options(use_flox=True), counting("groupby_reduction") as calls:
         got = lazy.u.groupby("time.season").mean(skipna=False).compute()

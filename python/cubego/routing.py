@@ -26,8 +26,9 @@ if Cubed itself is installed, it and its arrays are untouched.
 * ``isnull`` of datetime data calls ``numpy.isnat``, which cubego arrays (being
   lazy) refuse; it becomes cubego's ``isnan``, which is NaT for datetimes;
 * groupby ``std``/``var`` would reach flox's Cubed path with intermediates it
-  cannot store (flox's ``MultiArray``); on cubego data they take xarray's own
-  (lazy) groupby path.
+  cannot store (flox's ``MultiArray``), and ``cumsum``/``cumprod`` flox's
+  numpy path (flox has no Cubed path for scans); on cubego data they take
+  xarray's own (lazy) groupby path.
 
 ``import cubego`` calls :func:`install`, which routes each library as soon as
 it is imported (at once if it already is); the xarray chunk manager routes
@@ -271,6 +272,21 @@ def _route_groupby_moments() -> None:
 
     _flox_reduce.__doc__ = original.__doc__
     GroupBy._flox_reduce = _flox_reduce
+
+    original_scan = getattr(GroupBy, "_flox_scan", None)
+    if original_scan is None:
+        return
+
+    def _flox_scan(self: Any, dim: Any, *, func: str, **kwargs: Any) -> Any:
+        # flox has no Cubed path for scans (cumsum, cumprod): its numpy path
+        # would refuse or load cubego data; xarray's own path is lazy
+        if _has_cubego_data(self._obj):
+            out = self.reduce(getattr(duck_array_ops, func), dim=dim, **kwargs)
+            return out.assign_coords(self._obj.coords)
+        return original_scan(self, dim, func=func, **kwargs)
+
+    _flox_scan.__doc__ = original_scan.__doc__
+    GroupBy._flox_scan = _flox_scan
 
 
 def route_xarray() -> None:
