@@ -353,7 +353,12 @@ class _RouteAfterExec(importlib.abc.Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
+        try:
+            self._loader.exec_module(module)
+        finally:  # the package keeps its own loader
+            module.__loader__ = self._loader
+            if module.__spec__ is not None:
+                module.__spec__.loader = self._loader
         _ROUTES[self._name]()
 
     def __getattr__(self, name: str) -> Any:
