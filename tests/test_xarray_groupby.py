@@ -9,6 +9,7 @@ compared with xarray on numpy data.
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import sys
 from unittest import mock
 
@@ -271,3 +272,19 @@ def test_groupby_blockwise_needs_sorted_labels():
         cubego.core.groupby.groupby_blockwise(
             x, np.array([1, 0, 1, 0]), func=_blockwise_sum, axis=0, dtype=np.float64, num_groups=2
         )
+
+
+@pytest.mark.parametrize("order", [("cubego", "flox", "xarray"), ("xarray", "flox", "cubego")])
+def test_routing_in_either_import_order(order):
+    code = (
+        "import importlib, sys\n"
+        f"for name in {order!r}:\n"
+        "    importlib.import_module(name)\n"
+        "import cubego, flox.core, xarray\n"
+        "from xarray.computation import rolling\n"
+        "assert flox.core.is_duck_cubed_array(cubego.ones(2))\n"
+        "assert rolling.DataArrayRolling._array_reduce.__module__ == 'cubego.routing'\n"
+        "assert type(xarray.__spec__.loader).__name__ == 'SourceFileLoader'\n"
+        "assert getattr(sys.modules.get('cubed'), '__file__', 'absent')  # no fake cubed\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
