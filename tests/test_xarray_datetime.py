@@ -165,6 +165,22 @@ def test_isnan_where_astype():
     same(arr(np.arange(5)).astype("datetime64[D]"), np.arange(5).astype("datetime64[D]"))
 
 
+def test_pad_with_datetimes():
+    x = arr(NS)
+    same(
+        cubego.pad(x, (2, 1), constant_values=np.datetime64("NaT")),
+        np.pad(NS, (2, 1), constant_values=np.datetime64("NaT")),
+    )
+    same(
+        cubego.pad(x, 1, constant_values=np.datetime64("1999-01-01", "s")),
+        np.pad(NS, 1, constant_values=np.datetime64("1999-01-01", "s")),
+    )
+    sides = ((np.datetime64("NaT"), np.datetime64("2030-01-01", "ns")),)
+    same(cubego.pad(x, (1, 2), constant_values=sides), np.pad(NS, (1, 2), constant_values=sides))
+    with pytest.raises(TypeError):
+        cubego.pad(x, 1, constant_values=0.5)
+
+
 def test_chunk_functions_see_datetimes():
     x = arr(NS)
     years = cubego.map_blocks(
@@ -244,6 +260,8 @@ def no_flox():
         lambda d: (d.when - d.when.min()).max(),
         lambda d: d.when.isnull(),
         lambda d: d.when.isel(x=[0, 2]),
+        lambda d: d.when.shift(x=1),
+        lambda d: d.when.diff("x"),
         lambda d: d.when.where(d.when > np.datetime64("2000-01-15")),
         lambda d: d.a.idxmax("time"),
         lambda d: d.a.idxmin("time"),

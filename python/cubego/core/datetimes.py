@@ -130,6 +130,16 @@ def _scalar_int(value: Any, unit: str) -> int:
     return int(np.array(value).astype(f"{kind}[{unit}]").view(np.int64))
 
 
+def storage_scalar(value: Any, dtype: np.dtype) -> int:
+    """A datetime/timedelta scalar (or NaN for NaT) as int64 storage in *dtype*'s unit."""
+    if isinstance(value, float) and np.isnan(value):
+        return NAT
+    kind = np.dtype(dtype).kind
+    if not isinstance(value, np.datetime64 if kind == "M" else np.timedelta64):
+        raise TypeError(f"a {dtype} array cannot hold {value!r}")
+    return _scalar_int(value, _unit(dtype))
+
+
 # ---------------------------------------------------------------------- elementwise
 
 _UFUNCS: dict[str, np.ufunc] = {
@@ -327,6 +337,7 @@ LAYOUT = frozenset(
         "stack",
         "squeeze",
         "take",
+        "pad_constant",  # its value arrives as int64 storage (extras/pad.py)
     }
 )
 
