@@ -10,7 +10,8 @@ return them.
 What works, with numpy's results (including its NaT rules):
 
 * layout: indexing, ``rechunk``, ``permute_dims``, ``reshape``,
-  ``broadcast_to``, ``concat``, ``stack``, ``squeeze``, ``take``, ``where``;
+  ``broadcast_to``, ``concat``, ``stack``, ``squeeze``, ``take``, ``where``,
+  ``pad`` with datetime (or NaT) values;
 * ``min``/``max``/``argmin``/``argmax`` (NaT wins), ``nanmin``/``nanmax``
   (NaT skipped) and ``nanargmin``/``nanargmax`` (NaT wins: numpy skips NaN
   only);
