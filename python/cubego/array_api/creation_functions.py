@@ -90,8 +90,7 @@ def asarray(
             if copy is False:
                 raise ValueError(
                     f"asarray: converting {obj.dtype} to {_dtypes.normalize_any(dtype)} needs a "
-                    "copy, "
-                    "but copy=False"
+                    "copy, but copy=False"
                 )
             return obj.astype(dtype)
         if copy:
