@@ -3,8 +3,8 @@
 Every lazy operation is built under :func:`raise_if_computes`, which fails the
 test if anything is computed (that is how xarray would load a whole variable
 into memory), then computed and compared with the same operation on numpy.
-flox is not used (``use_flox=False``): flox recognises only Dask and Cubed
-arrays and would take its eager numpy path.
+flox is not used here (``use_flox=False``): xarray's own groupby path is
+tested; flox's Cubed path on cubego is tested in ``test_xarray_groupby.py``.
 """
 
 from __future__ import annotations
@@ -356,16 +356,13 @@ def test_arg_reductions(name, lazy, ds):
     assert_lazy_equal(lambda d: getattr(d.a, name)("time"), lazy, ds)
 
 
-@pytest.mark.xfail(
-    raises=TypeError,
-    strict=True,
-    reason="xarray indexes the coordinate with the lazy argmin through its array-API "
-    "indexing adapter, which has no vectorized indexing (only Dask arrays get one)",
-)
 @pytest.mark.parametrize("name", ["idxmin", "idxmax"])
-def test_idx_reductions(name, lazy, ds):
-    result = getattr(lazy.a, name)("x")
-    xr.testing.assert_identical(result.compute(), getattr(ds.a, name)("x"))
+@pytest.mark.parametrize("dim", ["x", "time"])
+def test_idx_reductions(name, dim, lazy, ds):
+    # the coordinate is looked up lazily with the arg-reduction (cubego.routing)
+    with raise_if_computes():
+        result = getattr(lazy.a, name)(dim)
+    xr.testing.assert_identical(result.compute(), getattr(ds.a, name)(dim))
 
 
 def test_cumulative(lazy, ds):

@@ -124,3 +124,16 @@ __all__ = [
     "set_memory_limit",
     "visualize",
 ]
+
+# Cubed's module path for its groupby operations, ``cubed.core.groupby``: they are
+# chunk functions (cubego.primitive.groupby), above the core, so the path is an alias.
+import sys as _sys  # noqa: E402
+
+from cubego import core as _core  # noqa: E402
+from cubego import routing as _routing  # noqa: E402
+from cubego.primitive import groupby as _groupby  # noqa: E402
+
+_core.groupby = _groupby
+_sys.modules["cubego.core.groupby"] = _groupby
+# flox and xarray paths for cubego arrays (groupby with flox, rolling), once they are imported
+_routing.install()

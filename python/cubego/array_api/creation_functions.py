@@ -36,6 +36,11 @@ def _create(name: str, args: dict, spec: Spec | None) -> Array:
 
 def _from_numpy(x: np.ndarray, chunks: Any, spec: Spec | None) -> Array:
     """Copy a numpy array into the library (``cg_from_buffer``)."""
+    logical = _dtypes.datetime_dtype(x.dtype)
+    if logical is not None:  # stored as int64 (cubego.core.datetimes)
+        stored = _from_numpy(np.ascontiguousarray(x, dtype=logical).view(np.int64), chunks, spec)
+        stored._logical = logical
+        return stored
     dtype = _dtypes.normalize(x.dtype)
     if x.dtype.byteorder == ">" or not x.flags.c_contiguous:
         x = np.ascontiguousarray(x, dtype=dtype)
@@ -81,11 +86,11 @@ def asarray(
     """
     _check_device(device)
     if isinstance(obj, Array):
-        if dtype is not None and _dtypes.normalize(dtype) != obj.dtype:
+        if dtype is not None and _dtypes.normalize_any(dtype) != obj.dtype:
             if copy is False:
                 raise ValueError(
-                    f"asarray: converting {obj.dtype} to {_dtypes.normalize(dtype)} needs a copy, "
-                    "but copy=False"
+                    f"asarray: converting {obj.dtype} to {_dtypes.normalize_any(dtype)} needs a "
+                    "copy, but copy=False"
                 )
             return obj.astype(dtype)
         if copy:
@@ -93,7 +98,7 @@ def asarray(
             return apply("permute_dims", {"axes": list(range(obj.ndim))}, [obj])
         return obj
     if dtype is not None:
-        dtype = _dtypes.normalize(dtype)
+        dtype = _dtypes.normalize_any(dtype)
     x = np.asarray(obj, dtype=dtype)
     return _from_numpy(x, chunks, spec)
 

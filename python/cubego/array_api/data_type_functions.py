@@ -91,9 +91,9 @@ def promote_scalar(dt: np.dtype, value: Any) -> np.dtype:
 
 def _as_dtype(x: Any, what: str) -> np.dtype:
     if isinstance(x, (Array, np.ndarray, np.generic)):
-        return _dtypes.normalize(x.dtype)
+        return _dtypes.normalize_any(x.dtype)
     if isinstance(x, (np.dtype, str)) or (isinstance(x, type) and issubclass(x, np.generic)):
-        return _dtypes.normalize(x)
+        return _dtypes.normalize_any(x)
     raise TypeError(f"{what}: expected a cubego dtype or Array, got {x!r}")
 
 
@@ -112,6 +112,11 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
             dtypes.append(_as_dtype(x, "result_type"))
     if not dtypes:
         raise ValueError("result_type needs at least one array or dtype")
+    if builtins.any(dt.kind in "mM" for dt in dtypes):  # datetimes: numpy's rules
+        try:
+            return np.result_type(*dtypes, *scalars)
+        except TypeError as e:
+            raise TypeError(f"result_type: {e}") from None
     out = dtypes[0]
     for dt in dtypes[1:]:
         out = promote(out, dt)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from cubego.binding import libcubego
+from cubego.core import datetimes as _datetimes
 from cubego.core import dtypes as _dtypes
 from cubego.core.compute import compute
 from cubego.core.plan import FinalizedPlan, plan, visualize
@@ -56,6 +57,7 @@ class Array:
         "_name",
         "_shape",
         "_dtype",
+        "_logical",
         "_chunks",
         "_spec",
         "_finalizer",
@@ -82,6 +84,7 @@ class Array:
         self._name = info["name"]
         self._shape = tuple(int(n) for n in info["shape"])
         self._dtype = _dtypes.from_name(info["dtype"])
+        self._logical = None  # a datetime64/timedelta64 dtype stored as int64 (core/datetimes.py)
         self._chunks = tuple(tuple(int(c) for c in axis) for axis in info["chunks"])
         self._spec = spec
         self._finalizer = weakref.finalize(self, libcubego.array_release, handle)
@@ -100,7 +103,7 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype:
-        return self._dtype
+        return self._dtype if self._logical is None else self._logical
 
     @property
     def ndim(self) -> int:
@@ -213,8 +216,8 @@ class Array:
         return complex(self._scalar("complex"))
 
     def __index__(self) -> int:
-        if self._dtype.kind not in "iu":
-            raise TypeError(f"only integer arrays can be used as an index, not {self._dtype}")
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
         return operator.index(self._scalar("index")[()])
 
     def __len__(self) -> int:
@@ -231,7 +234,7 @@ class Array:
 
     def __repr__(self) -> str:
         return (
-            f"cubego.Array<{self._name}, shape={self._shape}, dtype={self._dtype}, "
+            f"cubego.Array<{self._name}, shape={self._shape}, dtype={self.dtype}, "
             f"chunks={self._chunks}>"
         )
 
@@ -249,7 +252,10 @@ class Array:
     def __reduce__(self) -> Any:
         # Pickles the graph that computes the array (not its values): the
         # unpickled array computes the same values in any process.
-        return (_restore_array, (libcubego.arrays_to_json([self._handle]), self.spec))
+        return (
+            _restore_array,
+            (libcubego.arrays_to_json([self._handle]), self.spec, self._logical),
+        )
 
     def __copy__(self) -> Array:
         """A new Array object for the same (immutable) data: no data is copied.
@@ -299,12 +305,13 @@ class Array:
                 f"in-place operation would change the shape of the array from {self._shape} "
                 f"to {new.shape}"
             )
-        if new.dtype != self._dtype:
+        if new.dtype != self.dtype:
             raise TypeError(
-                f"in-place operation would change the dtype of the array from {self._dtype} "
+                f"in-place operation would change the dtype of the array from {self.dtype} "
                 f"to {new.dtype}"
             )
         fresh = apply("permute_dims", {"axes": list(range(self.ndim))}, [new])
+        self._logical = fresh._logical
         fresh._finalizer.detach()
         self._finalizer()
         self._handle = fresh._handle
@@ -344,9 +351,11 @@ class Array:
         return (1, 0)  # kDLCPU, device 0
 
     def astype(self, dtype: Any, /, *, copy: bool = True) -> Array:
-        dtype = _dtypes.normalize(dtype)
-        if dtype == self._dtype and not copy:
+        dtype = _dtypes.normalize_any(dtype)
+        if dtype == self.dtype and not copy:
             return self
+        if self._logical is not None or dtype.kind in "mM":
+            return _datetimes.astype(self, dtype, _engine_apply)
         return apply("astype", {"dtype": dtype.name}, [self])
 
     def rechunk(self, chunks: Any, *, min_mem: int | str | None = None) -> Array:
@@ -491,11 +500,27 @@ def install_indexing(getitem_arrays: Any, setitem: Any) -> None:
 
 def is_scalar(x: Any) -> bool:
     """Python and numpy scalars: operands combined with arrays as weak scalars."""
-    return isinstance(x, (bool, int, float, complex, np.bool_, np.number))
+    return isinstance(
+        x, (bool, int, float, complex, np.bool_, np.number, np.datetime64, np.timedelta64)
+    )
 
 
 def apply(name: str, args: dict, inputs: list[Array], spec: Spec | None = None) -> Array:
-    """Run library op *name* on *inputs*; the result inherits the first input's spec."""
+    """Run library op *name* on *inputs*; the result inherits the first input's spec.
+
+    Inputs holding datetimes or timedeltas go through :mod:`cubego.core.datetimes`.
+    """
+    if any(x._logical is not None for x in inputs):
+        return _datetimes.apply(
+            name, args, inputs, lambda n, a, i: _engine_apply(n, a, i, spec)
+        )
+    return _engine_apply(name, args, inputs, spec)
+
+
+def _engine_apply(
+    name: str, args: dict, inputs: list[Array], spec: Spec | None = None
+) -> Array:
+    """Library op *name* on the arrays' storage (datetimes as int64)."""
     if spec is None:
         spec = common(x.spec for x in inputs)
     infos = libcubego.op(name, args, [x._handle for x in inputs])
@@ -525,6 +550,10 @@ def _operands(func: str, operands: tuple[Any, ...]) -> tuple[list[Array], list[d
 
 def elemwise(func: str, *operands: Any) -> Array:
     """The elementwise library function *func* over arrays and scalars."""
+    if any(_datetimes.is_datetime_operand(x) for x in operands):
+        if not any(isinstance(x, Array) for x in operands):
+            raise TypeError(f"{func}: at least one operand must be a cubego Array")
+        return _datetimes.elemwise(func, operands, _engine_apply)
     inputs, encoded = _operands(func, operands)
     return apply("elemwise", {"func": func, "operands": encoded}, inputs)
 
@@ -534,6 +563,12 @@ def select(condition: Array, x1: Any, x2: Any) -> Array:
 
     *condition* is an Array; *x1* and *x2* are arrays or scalars (not both scalars).
     """
+    if _datetimes.is_datetime_operand(x1) or _datetimes.is_datetime_operand(x2):
+        if not isinstance(condition, Array):
+            raise TypeError(
+                f"where: condition must be a cubego Array, got {type(condition).__name__}"
+            )
+        return _datetimes.select(condition, x1, x2, _engine_apply)
     inputs, encoded = _operands("where", (condition, x1, x2))
     if encoded[0] != {"input": 0}:
         raise TypeError(f"where: condition must be a cubego Array, got {type(condition).__name__}")
@@ -614,7 +649,7 @@ def _encode_key(key: Any) -> list[dict]:
     return encoded
 
 
-def _restore_array(graph: str, spec: Any) -> Array:
+def _restore_array(graph: str, spec: Any, logical: Any = None) -> Array:
     """Unpickle an array: rebuild its graph in this process's library.
 
     In a forked child the library cannot be used, but unpickling must not fail:
@@ -624,10 +659,12 @@ def _restore_array(graph: str, spec: Any) -> Array:
     """
     if libcubego.in_forked_child():
         stand_in = object.__new__(_ForkedChildArray)
-        stand_in._pickled = (graph, spec)
+        stand_in._pickled = (graph, spec, logical)
         return stand_in
     (info,) = libcubego.arrays_from_json(graph)
-    return Array._new(info, spec)
+    array = Array._new(info, spec)
+    array._logical = logical
+    return array
 
 
 class _ForkedChildArray(Array):

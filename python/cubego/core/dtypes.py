@@ -1,8 +1,9 @@
 """The data types of cubego: numpy dtypes, named as the library names them.
 
 The Array API's dtypes are the only ones the engine knows; every other numpy
-dtype (float16, strings, objects, datetimes, structured) is refused with a
-``TypeError`` that names it.
+dtype (float16, strings, objects, structured) is refused with a ``TypeError``
+that names it. ``datetime64`` and ``timedelta64`` with a unit from weeks to
+nanoseconds are stored as int64 (:func:`storage`; :mod:`cubego.core.datetimes`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,47 @@ def normalize(dtype: Any) -> np.dtype:
     if result is None:
         raise unsupported(dt)
     return result
+
+
+#: The datetime/timedelta units cubego computes with (fixed lengths: no years or months).
+DATETIME_UNITS = ("W", "D", "h", "m", "s", "ms", "us", "ns")
+
+
+def datetime_dtype(dtype: Any) -> np.dtype | None:
+    """*dtype* if it is a ``datetime64``/``timedelta64`` cubego supports, None for other kinds.
+
+    TypeError for a datetime without a unit, or in years, months or multiples
+    of a unit (``datetime64[10s]``).
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        return None
+    if dt.kind not in "mM":
+        return None
+    unit, count = np.datetime_data(dt)
+    kind = "datetime64" if dt.kind == "M" else "timedelta64"
+    if unit == "generic":
+        raise TypeError(f"cubego: unsupported dtype {dt}: no unit; give one, e.g. {kind}[ns]")
+    if unit not in DATETIME_UNITS or count != 1:
+        raise TypeError(
+            f"cubego: unsupported dtype {dt}: {kind} needs a unit of "
+            f"{', '.join(DATETIME_UNITS)}"
+        )
+    return dt.newbyteorder("=")
+
+
+def storage(dtype: Any) -> np.dtype:
+    """The engine's dtype for *dtype*: int64 for datetimes and timedeltas, else normalized."""
+    if datetime_dtype(dtype) is not None:
+        return int64
+    return normalize(dtype)
+
+
+def normalize_any(dtype: Any) -> np.dtype:
+    """:func:`normalize`, also accepting the datetimes and timedeltas of :func:`datetime_dtype`."""
+    logical = datetime_dtype(dtype) if not isinstance(dtype, str) or dtype not in BY_NAME else None
+    return logical if logical is not None else normalize(dtype)
 
 
 def name(dtype: Any) -> str:

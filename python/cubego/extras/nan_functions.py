@@ -83,6 +83,8 @@ def _make_fold(name: str, func: str, identity: int):
 def _nan_extreme(func: str, x: Array, axis: Any, keepdims: bool, split_every: Any) -> Array:
     _check(x, f"nan{func}")
     reduce = getattr(_statistical, func)
+    if x.dtype.kind in "mM":  # NaT skipped (cubego.core.datetimes)
+        return _statistical._reduce(f"nan{func}", x, axis, keepdims, None, split_every)
     if not _floating(x):
         return reduce(x, axis=axis, keepdims=keepdims, split_every=split_every)
     if x.dtype.kind == "c":

@@ -17,6 +17,7 @@ import numpy as np
 from cubego.array_api.creation_functions import full
 from cubego.array_api.manipulation_functions import concat
 from cubego.binding import libcubego
+from cubego.core import datetimes as _datetimes
 from cubego.core.array import Array, apply
 
 __all__ = ["pad"]
@@ -85,10 +86,16 @@ def pad(
         widths.append((before, after))
     if mode == "constant":
         values = _pairs(constant_values, x.ndim, "constant_values")
+        stored = x.dtype.kind in "mM"  # datetime values, as their int64 storage
+        if stored:
+            values = [
+                tuple(_datetimes.storage_scalar(v, x.dtype) for v in pair) for pair in values
+            ]
         if all(v == values[0][0] for pair in values for v in pair):
+            value = values[0][0]
             args = {
                 "pad_width": [list(w) for w in widths],
-                "constant_value": libcubego.encode_scalar(values[0][0]),
+                "constant_value": libcubego.encode_scalar(value),
             }
             out = apply("pad_constant", args, [x])
         else:
@@ -98,7 +105,11 @@ def pad(
                 for width, value in ((before, vb), (after, va)):
                     shape = list(out.shape)
                     shape[axis] = width
-                    parts.append(full(tuple(shape), value, dtype=x.dtype, spec=x.spec))
+                    if stored:
+                        part = full(tuple(shape), value, dtype="int64", spec=x.spec)
+                        parts.append(_datetimes.tag(part, x.dtype))
+                    else:
+                        parts.append(full(tuple(shape), value, dtype=x.dtype, spec=x.spec))
                 out = concat([parts[0], out, parts[1]], axis=axis)
     else:
         out = x

@@ -43,6 +43,7 @@ import numpy as np
 from cubego.array_api import creation_functions as _creation
 from cubego.array_api.creation_functions import asarray, empty
 from cubego.binding import libcubego, pyfunc
+from cubego.core import datetimes as _datetimes
 from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array
 from cubego.core.config import resolve
@@ -162,13 +163,18 @@ def python_op(
     shape = tuple(int(n) for n in shape)
     chunks = [[int(c) for c in axis] for axis in chunks]
     struct = dtype if dtype.names else None
+    logical = None
     if struct is not None:
         engine_dtype = "uint8"
         engine_shape = list(shape) + [struct.itemsize]
         engine_chunks = chunks + [[struct.itemsize]]
     else:
-        engine_dtype = _dtypes.name(dtype)
+        logical = _dtypes.datetime_dtype(dtype)  # stored as int64, seen as datetimes
+        engine_dtype = _dtypes.storage(dtype).name
         engine_shape, engine_chunks = list(shape), chunks
+    in_logical = [None if isinstance(x, _Fields) else x._logical for x, _ in inputs]
+    if logical is not None or any(d is not None for d in in_logical):
+        fn = _datetimes.Viewing(fn, in_logical, logical)
     handles, maps = [], []
     for x, dims in inputs:
         if isinstance(x, _Fields):
@@ -196,6 +202,8 @@ def python_op(
         args["spec"] = out_spec._to_json()
     (info,) = libcubego.python_op(args, payload, handles)
     array = Array._new(info, out_spec)
+    if logical is not None:
+        _datetimes.tag(array, logical)
     return _Fields(array, struct) if struct is not None else array
 
 
@@ -525,7 +533,7 @@ def _blockwise(
     dtype = np.dtype(dtype)
     out_struct = dtype if dtype.names else None
     if out_struct is None:
-        dtype = _dtypes.normalize(dtype)
+        dtype = _dtypes.normalize_any(dtype)
     info = None
     if has_keyword(func, "block_info"):
         info = {
@@ -759,7 +767,7 @@ def _map_blocks_no_arrays(
     if dtype is None:
         raise ValueError("map_blocks without array arguments needs a dtype")
     chunks = tuple(tuple(int(c) for c in axis) for axis in chunks)
-    dtype = _dtypes.normalize(dtype)
+    dtype = _dtypes.normalize_any(dtype)
     shape = tuple(sum(c) for c in chunks)
     info = None
     if has_keyword(func, "block_info"):
@@ -848,8 +856,8 @@ def from_array(
         return _creation.from_array(x, chunks=chunks, spec=spec)
     spec = resolve(spec)
     shape = tuple(operator.index(n) for n in x.shape)
-    dtype = _dtypes.normalize(x.dtype)
-    chunks = _auto_chunks(chunks, shape, dtype, spec, getattr(x, "chunks", None))
+    dtype = _dtypes.normalize_any(x.dtype)
+    chunks = _auto_chunks(chunks, shape, _dtypes.storage(dtype), spec, getattr(x, "chunks", None))
     return python_op(
         _GetItem(x),
         "from_array",

@@ -334,7 +334,7 @@ def apply_gufunc(
         output_dtypes = (
             [np.asarray(r).dtype for r in result] if several else np.asarray(result).dtype
         )
-    dtypes = [_dtypes.normalize(d) for d in (output_dtypes if several else [output_dtypes])]
+    dtypes = [_dtypes.normalize_any(d) for d in (output_dtypes if several else [output_dtypes])]
     cores = [tuple(core_sizes[label] for label in core) for core in outs]
     loop_shape = tuple(sizes[label] for label in loop)
     label = pyfunc.describe(func)

@@ -303,7 +303,7 @@ def map_overlap(
             out_chunks.append(tuple(sizes))
     if dtype is None:
         dtype = _infer_dtype(func, arrays, kwargs, "map_overlap", ndim)
-    dtype = _dtypes.normalize(dtype)
+    dtype = _dtypes.normalize_any(dtype)
     fn = _Overlap(func, kwargs, pads, trims, numblocks, has_keyword(func, "block_id"))
     out_shape = tuple(sum(c) for c in out_chunks)
     return python_op(
