@@ -51,12 +51,8 @@ func TestFileStoreSpecialFileAtKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A socket's path is limited to ~100 bytes: listen from inside the directory.
-	wd, _ := os.Getwd()
-	if err := os.Chdir(filepath.Join(dir, "sock")); err != nil {
-		t.Fatal(err)
-	}
+	t.Chdir(filepath.Join(dir, "sock"))
 	l, err := net.Listen("unix", "c")
-	os.Chdir(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
