@@ -230,8 +230,9 @@ var transientCodes = map[string]bool{
 }
 
 // transient reports whether err may go away when the request is made
-// again: a connection refused, reset or cut short, a network timeout,
-// throttling (HTTP 429) or a server error (HTTP 500, 502, 503, 504).
+// again: a connection that failed (see connectionFailure), a network
+// timeout, throttling (HTTP 429) or a server error (HTTP 500, 502, 503,
+// 504).
 func transient(err error) bool {
 	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) {
 		return false
@@ -257,24 +258,22 @@ func transient(err error) bool {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return true
 	}
-	var op *net.OpError
-	if errors.As(err, &op) {
-		return true
-	}
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.ErrUnexpectedEOF)
+	return connectionFailure(err)
 }
 
 // connectionFailure reports whether err is a failure to reach the server
-// or a dropped connection (rather than an error the server answered with).
+// (refused, unreachable, a failed name lookup) or a connection dropped or
+// cut short, rather than an error the server answered with.
 func connectionFailure(err error) bool {
 	var op *net.OpError
 	var dns *net.DNSError
 	return errors.As(err, &op) || errors.As(err, &dns) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.ErrUnexpectedEOF)
+		// A request's error wraps io.EOF when the server closed the
+		// connection without answering (stores never return it for the
+		// end of a value).
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // progressReader calls progress whenever a read returns bytes.

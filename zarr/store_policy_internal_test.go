@@ -35,6 +35,8 @@ func TestTransient(t *testing.T) {
 		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
 		{fmt.Errorf("read: %w", syscall.ECONNRESET), true},
 		{io.ErrUnexpectedEOF, true},
+		{fmt.Errorf("Get \"http://x/k\": %w", io.EOF), true}, // the server hung up
+		{&net.DNSError{Err: "no such host", Name: "x"}, true},
 		{fmt.Errorf("%w: x", ErrCorrupt), false},
 		{fmt.Errorf("%w: x", ErrNotFound), false},
 		{fmt.Errorf("%w: x", ErrInvalid), false},
