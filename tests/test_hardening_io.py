@@ -247,6 +247,22 @@ def test_from_zarr_against_a_silent_endpoint_times_out(tmp_path, silent):
     assert 2 <= r["elapsed"] < 8, r
 
 
+def test_to_zarr_against_a_silent_endpoint_times_out(tmp_path, silent):
+    """Writes are bounded too: to_zarr into a store that never answers raises
+    TimeoutError, and nothing is left half-written (there is nothing to write to)."""
+    opts = _options(silent.endpoint, timeout=1, retries=0)
+    r = _run(
+        tmp_path,
+        _catch(
+            "cubego.to_zarr(cubego.asarray(np.arange(8.0), chunks=4, spec=spec), "
+            f"'s3://bucket/out.zarr', storage_options={opts!r}, retries=0)"
+        ),
+    )
+    assert r["type"] == "TimeoutError", r
+    assert "out.zarr" in r["message"], r["message"]
+    assert r["elapsed"] < 10, r
+
+
 def test_stalled_chunk_reads_time_out_naming_the_chunk(tmp_path, bucket):
     server = _FakeS3(bucket, stall_chunks=True)
     try:
@@ -416,6 +432,16 @@ def _local_array(tmp_path: Path) -> tuple[Path, str]:
     assert (path / key).is_file()
     (path / key).unlink()
     return path, key
+
+
+def test_fifo_at_the_metadata_key_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "fifo.zarr"
+    path.mkdir()
+    os.mkfifo(path / "zarr.json")
+    r = _run(tmp_path, _catch(f"cubego.from_zarr({str(path)!r}, spec=spec)"), limit=30)
+    assert r["type"] == "OSError", r
+    assert "zarr.json" in r["message"] and "named pipe" in r["message"], r["message"]
+    assert r["elapsed"] < 5, r
 
 
 @pytest.mark.parametrize("kind", ["fifo", "directory"])
