@@ -334,8 +334,9 @@ def test_bad_request_policy_options_are_value_errors():
         ({"retries": 1.5}, "retries"),
         ({"retries": -1}, "retries"),
     ]:
+        options = _options("http://127.0.0.1:9", **opts)
         with pytest.raises(ValueError, match=word):
-            cubego.from_zarr("s3://bucket/a.zarr", storage_options=_options("http://127.0.0.1:9", **opts))
+            cubego.from_zarr("s3://bucket/a.zarr", storage_options=options)
 
 
 # ----------------------------------------------------------------------------- Ctrl-C
