@@ -117,7 +117,7 @@ func buildPlanStored(arrays []*plan.Array, a args, stored []string) (*plan.Plan,
 		}
 		keys = stored
 	case resume && optimize:
-		if bounds.Stored, keys, err = engine.StoredIntermediates(context.Background(), p); err != nil {
+		if bounds.Stored, keys, err = engine.StoredIntermediates(callContext(), p); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -287,7 +287,7 @@ func cg_job_read(h C.uint64_t, index C.int64_t, buf unsafe.Pointer, nbytes C.int
 		if err != nil {
 			return err
 		}
-		return r.Read(context.Background(), int(index), goBytes(buf, nbytes))
+		return r.Read(callContext(), int(index), goBytes(buf, nbytes))
 	}()
 	return setError(err, errOut)
 }

@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"unsafe"
@@ -418,7 +417,7 @@ func opFromZarr(a args, _ []*plan.Array) (*plan.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ops.FromZarr(context.Background(), store, path, a["chunks"], spec, opts)
+	return ops.FromZarr(callContext(), store, path, a["chunks"], spec, opts)
 }
 
 func opElemwise(a args, in []*plan.Array) (*plan.Array, error) {
@@ -640,7 +639,7 @@ func opStoreInto(a args, in []*plan.Array) (*plan.Array, error) {
 			}
 		}
 	}
-	return ops.StoreInto(context.Background(), in[0], ref, region)
+	return ops.StoreInto(callContext(), in[0], ref, region)
 }
 
 // reductionArgs decodes the arguments reductions share: func, axis (a list

@@ -263,7 +263,7 @@ func cg_run_tasks(graphJSON, optsJSON, batchJSON *C.char, out **C.char, errOut *
 		if err := json.Unmarshal([]byte(C.GoString(batchJSON)), &b); err != nil {
 			return plan.Errorf(plan.ErrValue, "cg_run_tasks: invalid batch JSON: %v", err)
 		}
-		stats, err := engine.RunTasks(context.Background(), p, b)
+		stats, err := engine.RunTasks(callContext(), p, b)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"runtime/debug"
 	"sync/atomic"
@@ -21,7 +22,7 @@ import (
 	"github.com/cubego/cubego/zarr"
 )
 
-// Status codes; keep in sync with docs/capi.md and python/cubego/_lib.py.
+// Status codes; keep in sync with docs/capi.md and python/cubego/binding/libcubego.py.
 const (
 	statusOK             = 0
 	statusValue          = 1
@@ -33,6 +34,9 @@ const (
 	statusIO             = 7
 	statusCancelled      = 8
 	statusInternal       = 9
+	statusTimeout        = 10
+	statusConnection     = 11
+	statusPermission     = 12
 )
 
 // errInternal marks a recovered panic.
@@ -48,6 +52,7 @@ func statusOf(err error) int32 {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var pathErr *fs.PathError
+	var netErr net.Error
 	switch {
 	case err == nil:
 		return statusOK
@@ -57,6 +62,12 @@ func statusOf(err error) int32 {
 		return statusMemory
 	case errors.Is(err, context.Canceled):
 		return statusCancelled
+	case errors.Is(err, zarr.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return statusTimeout
+	case errors.Is(err, zarr.ErrUnavailable):
+		return statusConnection
+	case errors.Is(err, zarr.ErrPermission), errors.Is(err, fs.ErrPermission):
+		return statusPermission
 	case errors.Is(err, plan.ErrIndex):
 		return statusIndex
 	case errors.Is(err, plan.ErrType):
@@ -67,7 +78,7 @@ func statusOf(err error) int32 {
 		return statusNotFound
 	case errors.Is(err, plan.ErrValue), errors.Is(err, zarr.ErrInvalid), errors.As(err, &syntax), errors.As(err, &typ):
 		return statusValue
-	case errors.Is(err, zarr.ErrCorrupt), errors.As(err, &pathErr):
+	case errors.Is(err, zarr.ErrCorrupt), errors.Is(err, zarr.ErrIO), errors.As(err, &pathErr):
 		return statusIO
 	}
 	return statusInternal

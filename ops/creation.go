@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -118,8 +119,11 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 	}
 	defer zarr.Close(s)
 	z, err := zarr.OpenArray(ctx, s, path)
-	if err != nil {
+	if errors.Is(err, zarr.ErrNotFound) {
 		return nil, fmt.Errorf("from_zarr: no Zarr array at store %q, path %q: %w", store, path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("from_zarr: cannot read the Zarr array at store %q, path %q: %w", store, path, err)
 	}
 	meta := z.Metadata()
 	dt := meta.DataType

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -295,8 +296,11 @@ func StoreInto(ctx context.Context, x *plan.Array, ref plan.ZarrRef, region [][2
 	}
 	defer zarr.Close(s)
 	z, err := zarr.OpenArray(ctx, s, ref.Path)
-	if err != nil {
+	if errors.Is(err, zarr.ErrNotFound) {
 		return nil, fmt.Errorf("store: no Zarr array at store %q, path %q: %w", ref.Store, ref.Path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: cannot read the Zarr array at store %q, path %q: %w", ref.Store, ref.Path, err)
 	}
 	meta := z.Metadata()
 	if region == nil {

@@ -284,4 +284,7 @@ def test_library_status_table():
         7: OSError,
         8: KeyboardInterrupt,
         9: RuntimeError,
+        10: TimeoutError,
+        11: ConnectionError,
+        12: PermissionError,
     }

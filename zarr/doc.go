@@ -119,6 +119,16 @@
 //   - "gs://bucket/prefix" and "azblob://container/prefix" with the gcs
 //     and azure build tags; the default build does not link them.
 //
+// On a local store only a regular file holds a value: a directory, named
+// pipe, socket or device at a key is an error naming the key (wrapping
+// ErrIO), and files are opened non-blocking, so no read can hang on a
+// FIFO. Every request of an object store has a timeout on progress and is
+// retried after transient failures with exponential backoff and jitter
+// (storage options "timeout", "connect_timeout", "retries"; see
+// OpenStoreWithOptions); cancelling the context stops it at once.
+// Storage failures wrap ErrIO, or its kinds ErrTimeout, ErrUnavailable
+// and ErrPermission.
+//
 // NewMemoryStore returns a plain in-memory store, the fastest for tests.
 // Close releases a store's bucket.
 package zarr

@@ -13,11 +13,14 @@ import (
 // tag. Storage options (adlfs names): "account_name" (default: the
 // AZURE_STORAGE_ACCOUNT environment variable) and "sas_token"; other
 // credentials come from the environment as gocloud.dev's azureblob reads
-// them (AZURE_STORAGE_KEY, a connection string, or Azure AD).
+// them (AZURE_STORAGE_KEY, a connection string, or Azure AD). "timeout"
+// and "retries" as for every object store; connections are set up by the
+// Azure SDK's transport, so "connect_timeout" is accepted and the
+// "timeout" bounds a connection that never comes up.
 
 func init() { storeOpeners["azblob"] = openAzureStore }
 
-func openAzureStore(ctx context.Context, rawURL, container, prefix string, o storageOptions) (Store, error) {
+func openAzureStore(ctx context.Context, rawURL, container, prefix string, o storageOptions, policy requestPolicy) (Store, error) {
 	account, _, err := o.str("account_name")
 	if err != nil {
 		return nil, err
@@ -41,5 +44,5 @@ func openAzureStore(ctx context.Context, rawURL, container, prefix string, o sto
 	if err != nil {
 		return nil, fmt.Errorf("zarr: open store %s: %w", rawURL, err)
 	}
-	return newBucketStore(rawURL, b, prefix), nil
+	return newBucketStore(rawURL, b, prefix, policy), nil
 }

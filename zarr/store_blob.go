@@ -1,10 +1,12 @@
 package zarr
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -18,9 +20,10 @@ import (
 // blobStore is a Store on a gocloud.dev/blob bucket. It implements
 // ReaderInto, Lister, RangeGetter and SuffixGetter.
 type blobStore struct {
-	desc   string // the store's URL, for error messages
-	prefix string // "" or a key prefix ending in "/"
-	shared bool   // the bucket outlives this store (a named mem:// store)
+	desc   string        // the store's URL, for error messages
+	prefix string        // "" or a key prefix ending in "/"
+	shared bool          // the bucket outlives this store (a named mem:// store)
+	policy requestPolicy // timeouts and retries of each request
 
 	bucket atomic.Pointer[blob.Bucket]
 	mu     sync.Mutex // serialises opening and closing
@@ -28,10 +31,10 @@ type blobStore struct {
 }
 
 // newBucketStore returns a store on an open bucket (an object store),
-// rooted at prefix ("" or a key without slashes at the ends). Close closes
-// the bucket.
-func newBucketStore(desc string, b *blob.Bucket, prefix string) *blobStore {
-	s := &blobStore{desc: desc}
+// rooted at prefix ("" or a key without slashes at the ends), whose
+// requests follow policy. Close closes the bucket.
+func newBucketStore(desc string, b *blob.Bucket, prefix string, policy requestPolicy) *blobStore {
+	s := &blobStore{desc: desc, policy: policy}
 	if prefix != "" {
 		s.prefix = prefix + "/"
 	}
@@ -94,39 +97,77 @@ func (s *blobStore) Close() error {
 	return nil
 }
 
-func (s *blobStore) storeErr(op, key string, err error) error {
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return fmt.Errorf("%w: key %q in %s", ErrNotFound, key, s.desc)
+// request runs one request under the store's policy (timeout, retries)
+// and turns its failure into the package's errors, naming op and key.
+func (s *blobStore) request(ctx context.Context, op, key string, try attempt) error {
+	attempts, stalled, err := s.policy.run(ctx, try)
+	if err == nil {
+		return nil
 	}
-	return fmt.Errorf("zarr: %s %q in %s: %w", op, key, s.desc, err)
+	return s.failure(ctx, op, key, err, attempts, stalled)
 }
 
-// reader opens key for reading, or returns an error wrapping ErrNotFound.
-func (s *blobStore) reader(ctx context.Context, op, key string, offset, length int64) (*blob.Reader, error) {
+// failure classifies a request's error: ErrNotFound for a missing key,
+// ErrTimeout, ErrPermission, ErrUnavailable (could not connect, or kept
+// failing with transient errors), else ErrIO; the caller's cancellation
+// stays context.Canceled.
+func (s *blobStore) failure(ctx context.Context, op, key string, err error, attempts int, stalled bool) error {
+	tries := ""
+	if attempts > 1 {
+		tries = fmt.Sprintf(" after %d attempts", attempts)
+	}
+	where := fmt.Sprintf("%s %q in %s", op, key, s.desc)
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil:
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %s: %w", ErrTimeout, where, ctx.Err())
+		}
+		return fmt.Errorf("zarr: %s: %w", where, ctx.Err())
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrCorrupt), errors.Is(err, ErrNotFound), errors.Is(err, errStoreClosed):
+		return err
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		return fmt.Errorf("%w: key %q in %s", ErrNotFound, key, s.desc)
+	case stalled:
+		return fmt.Errorf("%w: %s: no progress for %v%s (storage options \"timeout\" and \"retries\")",
+			ErrTimeout, where, s.policy.timeout, tries)
+	case gcerrors.Code(err) == gcerrors.PermissionDenied:
+		return fmt.Errorf("%w: %s: %w", ErrPermission, where, err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: %s%s: %w", ErrTimeout, where, tries, err)
+	case connectionFailure(err), transient(err):
+		return fmt.Errorf("%w: %s%s: %w", ErrUnavailable, where, tries, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrIO, where, err)
+}
+
+// bucketFor checks key and returns the open bucket.
+func (s *blobStore) bucketFor(key string) (*blob.Bucket, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
-	b, err := s.open()
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.NewRangeReader(ctx, s.prefix+key, offset, length, nil)
-	if err != nil {
-		return nil, s.storeErr(op, key, err)
-	}
-	return r, nil
+	return s.open()
 }
 
 // Get implements Store.
 func (s *blobStore) Get(ctx context.Context, key string) ([]byte, error) {
-	r, err := s.reader(ctx, "get", key, 0, -1)
+	b, err := s.bucketFor(key)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	v, err := readAll(r, r.Size())
+	var v []byte
+	err = s.request(ctx, "get", key, func(ctx context.Context, progress func()) error {
+		r, err := b.NewReader(ctx, s.prefix+key, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		progress()
+		v, err = readAll(progressReader{r, progress}, r.Size())
+		return err
+	})
 	if err != nil {
-		return nil, s.storeErr("get", key, err)
+		return nil, err
 	}
 	return v, nil
 }
@@ -153,29 +194,45 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 
 // GetInto implements ReaderInto.
 func (s *blobStore) GetInto(ctx context.Context, key string, dst []byte) (int, error) {
-	r, err := s.reader(ctx, "get", key, 0, -1)
+	b, err := s.bucketFor(key)
 	if err != nil {
 		return 0, err
 	}
-	defer r.Close()
-	n, err := io.ReadFull(r, dst)
-	switch err {
-	case nil:
-		// dst is full: the value fits only if nothing follows.
-		var extra [1]byte
-		m, err := io.ReadFull(r, extra[:])
-		if m > 0 {
-			return 0, fmt.Errorf("%w: key %q in %s is longer than the %d-byte buffer", ErrCorrupt, key, s.desc, len(dst))
+	var n int
+	err = s.request(ctx, "get", key, func(ctx context.Context, progress func()) error {
+		r, err := b.NewReader(ctx, s.prefix+key, nil)
+		if err != nil {
+			return err
 		}
-		if err != io.EOF {
-			return 0, s.storeErr("get", key, err)
+		defer r.Close()
+		progress()
+		pr := progressReader{r, progress}
+		n, err = io.ReadFull(pr, dst)
+		switch err {
+		case nil:
+			// dst is full: the value fits only if nothing follows.
+			var extra [1]byte
+			m, err := io.ReadFull(pr, extra[:])
+			if m > 0 {
+				return fmt.Errorf("%w: key %q in %s is longer than the %d-byte buffer", ErrCorrupt, key, s.desc, len(dst))
+			}
+			if err != io.EOF {
+				return err
+			}
+			return nil
+		case io.EOF, io.ErrUnexpectedEOF:
+			if int64(n) < r.Size() {
+				return io.ErrUnexpectedEOF // the body was cut short
+			}
+			return nil
+		default:
+			return err
 		}
-		return n, nil
-	case io.EOF, io.ErrUnexpectedEOF:
-		return n, nil
-	default:
-		return 0, s.storeErr("get", key, err)
+	})
+	if err != nil {
+		return 0, err
 	}
+	return n, nil
 }
 
 // GetRange implements RangeGetter.
@@ -183,29 +240,54 @@ func (s *blobStore) GetRange(ctx context.Context, key string, offset, length int
 	if offset < 0 {
 		return nil, fmt.Errorf("%w: negative offset %d for key %q", ErrInvalid, offset, key)
 	}
-	r, err := s.reader(ctx, "get range of", key, offset, length)
-	if err != nil && offset > 0 && !errors.Is(err, ErrNotFound) {
+	b, err := s.bucketFor(key)
+	if err != nil {
+		return nil, err
+	}
+	var v []byte
+	err = s.request(ctx, "get range of", key, func(ctx context.Context, progress func()) error {
+		r, err := b.NewRangeReader(ctx, s.prefix+key, offset, length, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		progress()
+		size := r.Size() - offset
+		if length >= 0 && length < size {
+			size = length
+		}
+		v, err = readAll(progressReader{r, progress}, size)
+		return err
+	})
+	if err != nil && offset > 0 && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 		// Object stores refuse a range that starts past the end (S3:
 		// 416 InvalidRange); the store's contract is an empty value.
-		if b, _ := s.open(); b != nil {
-			if attrs, aerr := b.Attributes(ctx, s.prefix+key); aerr == nil && offset >= attrs.Size {
-				return []byte{}, nil
-			}
+		if size, serr := s.size(ctx, "get range of", key); serr == nil && offset >= size {
+			return []byte{}, nil
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	size := r.Size() - offset
-	if length >= 0 && length < size {
-		size = length
-	}
-	v, err := readAll(r, size)
-	if err != nil {
-		return nil, s.storeErr("get range of", key, err)
-	}
 	return v, nil
+}
+
+// size returns the size of the value under key.
+func (s *blobStore) size(ctx context.Context, op, key string) (int64, error) {
+	b, err := s.bucketFor(key)
+	if err != nil {
+		return 0, err
+	}
+	var size int64
+	err = s.request(ctx, op, key, func(ctx context.Context, _ func()) error {
+		attrs, err := b.Attributes(ctx, s.prefix+key)
+		if err != nil {
+			return err
+		}
+		size = attrs.Size
+		return nil
+	})
+	return size, err
 }
 
 // GetSuffix implements SuffixGetter: the value's size, then a ranged read
@@ -214,64 +296,41 @@ func (s *blobStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte,
 	if n < 0 {
 		return nil, fmt.Errorf("%w: negative suffix length %d for key %q", ErrInvalid, n, key)
 	}
-	if err := ValidateKey(key); err != nil {
-		return nil, err
-	}
-	b, err := s.open()
+	size, err := s.size(ctx, "get suffix of", key)
 	if err != nil {
 		return nil, err
 	}
-	attrs, err := b.Attributes(ctx, s.prefix+key)
-	if err != nil {
-		return nil, s.storeErr("get suffix of", key, err)
-	}
-	return s.GetRange(ctx, key, max(attrs.Size-n, 0), n)
+	return s.GetRange(ctx, key, max(size-n, 0), n)
 }
 
-// Set implements Store.
+// Set implements Store. A failed or cancelled upload never replaces the
+// old value: the object is written only when the upload completes.
 func (s *blobStore) Set(ctx context.Context, key string, value []byte) error {
-	if err := ValidateKey(key); err != nil {
+	b, err := s.bucketFor(key)
+	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := s.open()
-	if err != nil {
-		return err
-	}
-	// Cancelling the writer's context before Close aborts the write, so a
-	// failed write never replaces the old value.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := b.NewWriter(wctx, s.prefix+key, &blob.WriterOptions{ContentType: "application/octet-stream"})
-	if err != nil {
-		return s.storeErr("set", key, err)
-	}
-	if _, err := w.Write(value); err != nil {
-		cancel()
-		_ = w.Close()
-		return s.storeErr("set", key, err)
-	}
-	if err := w.Close(); err != nil {
-		return s.storeErr("set", key, err)
-	}
-	return nil
+	opts := &blob.WriterOptions{ContentType: "application/octet-stream"}
+	return s.request(ctx, "set", key, func(ctx context.Context, progress func()) error {
+		return b.Upload(ctx, s.prefix+key, progressReader{bytes.NewReader(value), progress}, opts)
+	})
 }
 
 // Delete implements Store.
 func (s *blobStore) Delete(ctx context.Context, key string) error {
-	if err := ValidateKey(key); err != nil {
-		return err
-	}
-	b, err := s.open()
+	b, err := s.bucketFor(key)
 	if err != nil {
 		return err
 	}
-	if err := b.Delete(ctx, s.prefix+key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return s.storeErr("delete", key, err)
-	}
-	return nil
+	return s.request(ctx, "delete", key, func(ctx context.Context, _ func()) error {
+		if err := b.Delete(ctx, s.prefix+key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return err
+		}
+		return nil
+	})
 }
 
 // List implements Lister.
@@ -284,19 +343,25 @@ func (s *blobStore) List(ctx context.Context, prefix string) ([]string, error) {
 		return nil, err
 	}
 	var keys []string
-	it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
+	err = s.request(ctx, "list", prefix, func(ctx context.Context, progress func()) error {
+		keys = keys[:0]
+		it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			progress()
+			if !obj.IsDir {
+				keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
+			}
 		}
-		if err != nil {
-			return nil, s.storeErr("list", prefix, err)
-		}
-		if obj.IsDir {
-			continue
-		}
-		keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(keys)
 	return keys, nil
@@ -314,22 +379,28 @@ func (s *blobStore) ListDir(ctx context.Context, prefix string) (keys, dirs []st
 	if err != nil {
 		return nil, nil, err
 	}
-	it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix, Delimiter: "/"})
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
+	err = s.request(ctx, "list", prefix, func(ctx context.Context, progress func()) error {
+		keys, dirs = keys[:0], dirs[:0]
+		it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix, Delimiter: "/"})
+		for {
+			obj, err := it.Next(ctx)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			progress()
+			k := strings.TrimPrefix(obj.Key, s.prefix)
+			if obj.IsDir {
+				dirs = append(dirs, k)
+			} else {
+				keys = append(keys, k)
+			}
 		}
-		if err != nil {
-			return nil, nil, s.storeErr("list", prefix, err)
-		}
-		k := strings.TrimPrefix(obj.Key, s.prefix)
-		switch {
-		case obj.IsDir:
-			dirs = append(dirs, k)
-		default:
-			keys = append(keys, k)
-		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	slices.Sort(keys)
 	slices.Sort(dirs)

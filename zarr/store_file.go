@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // fileStore is a Store on a local directory, using the operating system
@@ -71,41 +72,59 @@ func (s *fileStore) path(ctx context.Context, key string) (string, error) {
 }
 
 func (s *fileStore) err(op, key string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) || isDirErr(err) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// Missing, or a path through a file: no value here.
 		return fmt.Errorf("%w: key %q in store %s", ErrNotFound, key, s)
 	}
 	return fmt.Errorf("zarr: %s %q in store %s: %w", op, key, s, err)
 }
 
-// isDirErr reports errors from opening a directory (or a path through a
-// file) as a value: such a key holds no value.
-func isDirErr(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && (errors.Is(pe.Err, errIsDir) || strings.Contains(pe.Err.Error(), "is a directory") || strings.Contains(pe.Err.Error(), "not a directory"))
-}
-
-var errIsDir = errors.New("is a directory")
-
-// open opens a key's file for reading, refusing directories.
+// open opens a key's file for reading. Only a regular file (or a link to
+// one) holds a value: a directory, named pipe, socket or device at a key
+// is an error naming the key, wrapping ErrIO. The type is checked before
+// the file is opened and again on the open file, which is opened
+// non-blocking, so a named pipe put there in between cannot block a read.
 func (s *fileStore) open(ctx context.Context, op, key string) (*os.File, int64, error) {
 	p, err := s.path(ctx, key)
 	if err != nil {
 		return nil, 0, err
 	}
-	f, err := os.Open(p)
+	info, err := os.Stat(p)
 	if err != nil {
 		return nil, 0, s.err(op, key, err)
 	}
-	info, err := f.Stat()
+	if !info.Mode().IsRegular() {
+		return nil, 0, s.notRegular(op, key, info.Mode())
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return nil, 0, s.err(op, key, err)
+	}
+	if info, err = f.Stat(); err != nil {
 		f.Close()
 		return nil, 0, s.err(op, key, err)
 	}
-	if info.IsDir() {
+	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, s.err(op, key, &fs.PathError{Op: "open", Path: p, Err: errIsDir})
+		return nil, 0, s.notRegular(op, key, info.Mode())
 	}
 	return f, info.Size(), nil
+}
+
+// notRegular is the error for something other than a value at a key.
+func (s *fileStore) notRegular(op, key string, mode fs.FileMode) error {
+	kind := "special file"
+	switch {
+	case mode.IsDir():
+		kind = "directory"
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		kind = "socket"
+	case mode&fs.ModeDevice != 0:
+		kind = "device"
+	}
+	return fmt.Errorf("%w: %s %q in store %s: it is a %s, not a file holding a value", ErrIO, op, key, s, kind)
 }
 
 // Get implements Store.

@@ -5,6 +5,9 @@ package zarr
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"time"
 
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
@@ -13,11 +16,12 @@ import (
 // gs:// stores (Google Cloud Storage), compiled in with the gcs build tag.
 // Storage options: "token": "anon" or "anon": true for anonymous access;
 // otherwise Application Default Credentials. "project" is accepted and
-// ignored (buckets are global), as gcsfs users pass it.
+// ignored (buckets are global), as gcsfs users pass it. "timeout",
+// "connect_timeout" and "retries" as for every object store.
 
 func init() { storeOpeners["gs"] = openGCSStore }
 
-func openGCSStore(ctx context.Context, rawURL, bucket, prefix string, o storageOptions) (Store, error) {
+func openGCSStore(ctx context.Context, rawURL, bucket, prefix string, o storageOptions, policy requestPolicy) (Store, error) {
 	anon, _, err := o.boolean("anon")
 	if err != nil {
 		return nil, err
@@ -35,7 +39,7 @@ func openGCSStore(ctx context.Context, rawURL, bucket, prefix string, o storageO
 	var client *gcp.HTTPClient
 	switch {
 	case anon || token == "anon":
-		client = gcp.NewAnonymousHTTPClient(gcp.DefaultTransport())
+		client = gcp.NewAnonymousHTTPClient(gcsTransport(policy))
 	case token != "" && token != "google_default":
 		return nil, fmt.Errorf("%w: gs:// storage option token %q (only \"anon\" and \"google_default\")", ErrNotImplemented, token)
 	default:
@@ -43,7 +47,7 @@ func openGCSStore(ctx context.Context, rawURL, bucket, prefix string, o storageO
 		if err != nil {
 			return nil, fmt.Errorf("zarr: gs credentials: %w", err)
 		}
-		if client, err = gcp.NewHTTPClient(gcp.DefaultTransport(), gcp.CredentialsTokenSource(creds)); err != nil {
+		if client, err = gcp.NewHTTPClient(gcsTransport(policy), gcp.CredentialsTokenSource(creds)); err != nil {
 			return nil, fmt.Errorf("zarr: gs client: %w", err)
 		}
 	}
@@ -51,5 +55,14 @@ func openGCSStore(ctx context.Context, rawURL, bucket, prefix string, o storageO
 	if err != nil {
 		return nil, fmt.Errorf("zarr: open store %s: %w", rawURL, err)
 	}
-	return newBucketStore(rawURL, b, prefix), nil
+	return newBucketStore(rawURL, b, prefix, policy), nil
+}
+
+// gcsTransport is Go's default transport with the policy's connect
+// timeout for dialling and the TLS handshake.
+func gcsTransport(policy requestPolicy) http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: policy.connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = policy.connectTimeout
+	return t
 }

@@ -11,8 +11,9 @@ import (
 
 // storeOpener opens a store for a URL scheme: bucket is the URL's host,
 // prefix its cleaned path ("" or a key prefix without slashes at the
-// ends).
-type storeOpener func(ctx context.Context, rawURL, bucket, prefix string, opts storageOptions) (Store, error)
+// ends); its requests follow policy (whose connect timeout the opener
+// gives its HTTP client).
+type storeOpener func(ctx context.Context, rawURL, bucket, prefix string, opts storageOptions, policy requestPolicy) (Store, error)
 
 // storeOpeners holds the object-store schemes compiled in: "s3" always,
 // "gs" and "azblob" with the gcs and azure build tags.
@@ -84,6 +85,16 @@ func (o storageOptions) unknown(scheme string) error {
 //     "azblob://container/prefix" (built with the azure tag): see their
 //     files for options; credentials come from the environment.
 //
+// Every object store also takes "timeout" (seconds a request may go
+// without progress before it is abandoned; default DefaultTimeout),
+// "connect_timeout" (seconds to set up a connection; default
+// DefaultConnectTimeout) and "retries" (how many times a request that
+// failed with a transient error, such as a timeout, a refused or reset
+// connection, HTTP 429 or 5xx, is tried again, after an exponential
+// backoff with jitter; default DefaultRetries). Failures wrap ErrTimeout,
+// ErrUnavailable, ErrPermission or ErrIO; cancelling ctx stops a request
+// at once.
+//
 // Local ("file://", plain paths) and "mem://" stores take no options.
 // Unknown options are an error wrapping ErrInvalid that names them.
 func OpenStoreWithOptions(ctx context.Context, rawURL string, opts map[string]any) (Store, error) {
@@ -143,7 +154,11 @@ func OpenStoreWithOptions(ctx context.Context, rawURL string, opts map[string]an
 	if err != nil {
 		return nil, fmt.Errorf("%w: store URL %q: bad prefix", ErrInvalid, rawURL)
 	}
-	return open(ctx, rawURL, u.Host, prefix, o)
+	policy, err := parseRequestPolicy(o)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, rawURL, u.Host, prefix, o, policy)
 }
 
 // KnownSchemes returns the URL schemes OpenStore accepts in this build.

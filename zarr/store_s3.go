@@ -3,9 +3,12 @@ package zarr
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -90,8 +93,11 @@ func parseS3Options(o storageOptions) (s3Config, error) {
 }
 
 // newS3Client builds an S3 client from the options alone where they say
-// enough; the AWS SDK's default configuration fills in the rest.
-func newS3Client(ctx context.Context, c s3Config) (*s3.Client, error) {
+// enough; the AWS SDK's default configuration fills in the rest. The
+// SDK's own retries are off: the store retries each request under its
+// policy (so "retries" counts every attempt), and connections are set up
+// within the policy's connect timeout.
+func newS3Client(ctx context.Context, c s3Config, policy requestPolicy) (*s3.Client, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
 		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
@@ -112,7 +118,12 @@ func newS3Client(ctx context.Context, c s3Config) (*s3.Client, error) {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
+	httpClient := awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = policy.connectTimeout }).
+		WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = policy.connectTimeout })
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.HTTPClient = httpClient
+		o.Retryer = aws.NopRetryer{}
 		if c.endpoint != "" {
 			o.BaseEndpoint = aws.String(c.endpoint)
 		}
@@ -122,12 +133,12 @@ func newS3Client(ctx context.Context, c s3Config) (*s3.Client, error) {
 	}), nil
 }
 
-func openS3Store(ctx context.Context, rawURL, bucket, prefix string, o storageOptions) (Store, error) {
+func openS3Store(ctx context.Context, rawURL, bucket, prefix string, o storageOptions, policy requestPolicy) (Store, error) {
 	c, err := parseS3Options(o)
 	if err != nil {
 		return nil, err
 	}
-	client, err := newS3Client(ctx, c)
+	client, err := newS3Client(ctx, c, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -137,5 +148,5 @@ func openS3Store(ctx context.Context, rawURL, bucket, prefix string, o storageOp
 	if err != nil {
 		return nil, fmt.Errorf("zarr: open store %s: %w", rawURL, err)
 	}
-	return newBucketStore(rawURL, b, prefix), nil
+	return newBucketStore(rawURL, b, prefix, policy), nil
 }

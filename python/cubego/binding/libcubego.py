@@ -29,7 +29,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ __all__ = [
     "encode_scalar",
     "free_os_memory",
     "from_buffer",
+    "interruptible",
     "library",
     "op",
     "plan_info",
@@ -76,6 +77,9 @@ CG_MEMORY = 6
 CG_IO = 7
 CG_CANCELLED = 8
 CG_INTERNAL = 9
+CG_TIMEOUT = 10
+CG_CONNECTION = 11
+CG_PERMISSION = 12
 
 _EXCEPTIONS: dict[int, type[BaseException]] = {
     CG_VALUE: ValueError,
@@ -87,6 +91,9 @@ _EXCEPTIONS: dict[int, type[BaseException]] = {
     CG_IO: OSError,
     CG_CANCELLED: KeyboardInterrupt,
     CG_INTERNAL: RuntimeError,
+    CG_TIMEOUT: TimeoutError,
+    CG_CONNECTION: ConnectionError,
+    CG_PERMISSION: PermissionError,
 }
 
 FORK_MESSAGE = (
@@ -134,6 +141,11 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_free_os_memory": ([], _i32),
     "cg_shutdown": ([], _i32),
     "cg_debug_panic": ([_c_char_pp], _i32),
+    # Cancelling calls that can block on storage (docs/capi.md "Cancelling blocking calls")
+    "cg_call_new": ([_c_uint64_p], _i32),
+    "cg_call_bind": ([_u64], _i32),
+    "cg_call_cancel": ([_u64], _i32),
+    "cg_call_release": ([_u64], _i32),
     # Python functions as chunk kernels (docs/capi.md "Python functions")
     "cg_set_python_callback": ([ctypes.c_void_p], _i32),
     "cg_python_stats": ([ctypes.POINTER(_i64), ctypes.POINTER(_i64)], _i32),
@@ -166,7 +178,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # The ABI this module is written for (docs/capi.md, "ABI version"): a library
 # is accepted when its major equals ABI_MAJOR and its minor is at least ABI_MINOR.
-ABI_MAJOR, ABI_MINOR = 1, 1
+ABI_MAJOR, ABI_MINOR = 1, 2
 
 
 def _check_abi(lib: ctypes.CDLL, path: Path) -> None:
@@ -319,6 +331,73 @@ def _raise(status: int, err: ctypes.c_void_p | None, what: str) -> None:
     raise _exception(status, err, what)
 
 
+#: How long the main thread waits between chances for Ctrl-C, in seconds.
+_SLICE = 0.05
+
+#: ``cg_op`` names that read or write storage while they run; the others only
+#: build arrays and never block.
+_STORAGE_OPS = frozenset({"from_zarr", "store_into"})
+
+_T = TypeVar("_T")
+
+
+def interruptible(body: Callable[[], _T], discard: Callable[[_T], None] | None = None) -> _T:
+    """Run *body*, a library call that can block on storage, so Ctrl-C interrupts it.
+
+    Python raises ``KeyboardInterrupt`` only in the main thread, between bytecodes:
+    a main thread inside a C call does not see it until the call returns, which a
+    stalled storage request may never do. So on the main thread *body* runs on a
+    helper thread bound to a cancellable call (``cg_call_new``/``cg_call_bind``,
+    docs/capi.md "Cancelling blocking calls") while the main thread waits in short
+    slices; on ``KeyboardInterrupt`` (or any exception there) it cancels the call,
+    which makes Go abandon its storage requests and return at once, waits for the
+    helper to finish, and re-raises; a result the call made all the same is handed
+    to *discard* (to release its handles). A second Ctrl-C stops the wait. On
+    other threads, which no signal reaches, *body* runs directly.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return body()
+    lib = library()
+    call = ctypes.c_uint64(0)
+    status = lib.cg_call_new(ctypes.byref(call))
+    if status != CG_OK:
+        _raise(status, None, "cg_call_new")
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            lib.cg_call_bind(call.value)
+            try:
+                outcome.append((True, body()))
+            finally:
+                lib.cg_call_bind(0)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append((False, exc))
+        finally:
+            lib.cg_call_release(call.value)
+
+    helper = threading.Thread(target=run, name="cubego-call", daemon=True)
+    helper.start()
+    try:
+        while helper.is_alive():
+            helper.join(_SLICE)
+    except BaseException:
+        lib.cg_call_cancel(call.value)  # an error status once it has finished: nothing to cancel
+        try:
+            while helper.is_alive():
+                helper.join(_SLICE)
+        except KeyboardInterrupt:
+            pass
+        else:
+            if outcome and outcome[0][0] and discard is not None:
+                discard(outcome[0][1])
+        raise
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
+
+
 def _handles(handles: list[int]) -> tuple[Any, int]:
     n = len(handles)
     array = (ctypes.c_uint64 * max(n, 1))(*handles)
@@ -368,17 +447,27 @@ def version() -> dict:
 
 
 def op(name: str, args: dict, inputs: list[int]) -> list[dict]:
-    """``cg_op``: build array operation *name*; returns the result arrays' infos."""
+    """``cg_op``: build array operation *name*; returns the result arrays' infos.
+
+    Operations that touch storage (:data:`_STORAGE_OPS`) can be interrupted with Ctrl-C.
+    """
     lib = library()
     handles, n = _handles(inputs)
-    result, err = ctypes.c_void_p(), ctypes.c_void_p()
-    status = lib.cg_op(
-        name.encode("utf-8"), _dumps(args), handles, n, ctypes.byref(result), ctypes.byref(err)
-    )
-    if status != CG_OK:
-        _take_string(result)
-        _raise(status, err, f"cg_op({name!r})")
-    return json.loads(_take_string(result))["arrays"]
+    payload = _dumps(args)
+
+    def call() -> list[dict]:
+        result, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_op(
+            name.encode("utf-8"), payload, handles, n, ctypes.byref(result), ctypes.byref(err)
+        )
+        if status != CG_OK:
+            _take_string(result)
+            _raise(status, err, f"cg_op({name!r})")
+        return json.loads(_take_string(result))["arrays"]
+
+    if name in _STORAGE_OPS:
+        return interruptible(call, lambda infos: [array_release(i["handle"]) for i in infos])
+    return call()
 
 
 def from_buffer(args: dict, data: np.ndarray) -> list[dict]:
@@ -490,13 +579,18 @@ class Job:
         if not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError("cubego: job read needs a writeable C-contiguous buffer")
         lib = library()
-        err = ctypes.c_void_p()
-        status = lib.cg_job_read(
-            self.handle, index, ctypes.c_void_p(out.ctypes.data), out.nbytes, ctypes.byref(err)
-        )
-        if status != CG_OK:
-            _raise(status, err, "cg_job_read")
-        return out
+
+        def call() -> np.ndarray:
+            err = ctypes.c_void_p()
+            status = lib.cg_job_read(
+                self.handle, index, ctypes.c_void_p(out.ctypes.data), out.nbytes, ctypes.byref(err)
+            )
+            if status != CG_OK:
+                _raise(status, err, "cg_job_read")
+            return out
+
+        # Reading a stored result can block on storage: Ctrl-C interrupts it.
+        return interruptible(call)
 
     def stats(self) -> dict:
         """``cg_job_stats``: projected and measured memory, ops and tasks."""
@@ -569,15 +663,23 @@ class Job:
 
 
 def compute(handles: list[int], options: dict) -> Job:
-    """``cg_compute_start``: validate the plan of *handles* and start it in the background."""
+    """``cg_compute_start``: validate the plan of *handles* and start it in the background.
+
+    Starting lists stored intermediates when resuming, so Ctrl-C interrupts it.
+    """
     lib = library()
     array, n = _handles(handles)
-    job, err = ctypes.c_uint64(0), ctypes.c_void_p()
+    payload = _dumps(options)
     sync_environ()
-    status = lib.cg_compute_start(array, n, _dumps(options), ctypes.byref(job), ctypes.byref(err))
-    if status != CG_OK:
-        _raise(status, err, "compute")
-    return Job(job.value)
+
+    def call() -> Job:
+        job, err = ctypes.c_uint64(0), ctypes.c_void_p()
+        status = lib.cg_compute_start(array, n, payload, ctypes.byref(job), ctypes.byref(err))
+        if status != CG_OK:
+            _raise(status, err, "compute")
+        return Job(job.value)
+
+    return interruptible(call, Job.release)
 
 
 def plan_info(handles: list[int], options: dict) -> dict:
@@ -658,18 +760,17 @@ def run_tasks(graph: str, options: dict, batch: dict) -> list[dict]:
     """
     lib = library()
     sync_environ()
-    out, err = ctypes.c_void_p(), ctypes.c_void_p()
-    status = lib.cg_run_tasks(
-        graph.encode(),
-        json.dumps(options).encode(),
-        json.dumps(batch).encode(),
-        ctypes.byref(out),
-        ctypes.byref(err),
-    )
-    if status != CG_OK:
-        _take_string(out)
-        _raise(status, err, "run_tasks")
-    return json.loads(_take_string(out))
+    args = (graph.encode(), json.dumps(options).encode(), json.dumps(batch).encode())
+
+    def call() -> list[dict]:
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.cg_run_tasks(*args, ctypes.byref(out), ctypes.byref(err))
+        if status != CG_OK:
+            _take_string(out)
+            _raise(status, err, "run_tasks")
+        return json.loads(_take_string(out))
+
+    return interruptible(call)
 
 
 # ----------------------------------------------------------------------------- runtime knobs

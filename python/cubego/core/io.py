@@ -84,12 +84,19 @@ def from_zarr(
         are read across the stored chunk boundaries).
     spec : Spec, optional
     storage_options : dict, optional
-        Options of an object store.
+        Options of an object store, fsspec-style: credentials, ``endpoint_url``, and
+        ``timeout``, ``connect_timeout`` (seconds) and ``retries`` (see docs/zarr.md,
+        "Timeouts and retries").
 
     Raises
     ------
     FileNotFoundError
         If there is no Zarr array there.
+    TimeoutError, ConnectionError, PermissionError, OSError
+        If the store does not answer within its timeout, cannot be reached (or keeps
+        failing after its retries), refuses access, or fails otherwise.
+    KeyboardInterrupt
+        On Ctrl-C while it waits for the store.
     """
     spec = resolve(spec)
     url, inner, options, _ = _location(store, path, storage_options, "from_zarr")
