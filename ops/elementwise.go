@@ -261,7 +261,7 @@ func outputChunks(inputs []plan.Input, shape []int) [][]int {
 	}
 	for i, c := range chunks {
 		if c == nil {
-			chunks[i] = plan.RegularChunks(shape[i], max(shape[i], 1))
+			chunks[i] = []int{shape[i]}
 		}
 	}
 	return chunks
