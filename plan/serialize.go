@@ -157,12 +157,19 @@ func toExprJSON(e *Expr) *exprJSON {
 	return j
 }
 
-func (j *exprJSON) expr() *Expr {
+func (j *exprJSON) expr() (*Expr, error) {
+	if j == nil {
+		return nil, fmt.Errorf("a null expression")
+	}
 	e := &Expr{Op: j.Op, Input: j.Input, Value: j.Value.scalar(), DType: j.DType}
 	for _, a := range j.Args {
-		e.Args = append(e.Args, a.expr())
+		arg, err := a.expr()
+		if err != nil {
+			return nil, err
+		}
+		e.Args = append(e.Args, arg)
 	}
-	return e
+	return e, nil
 }
 
 // Marshal encodes the graph that computes outputs as versioned JSON: the
@@ -265,7 +272,11 @@ func Unmarshal(b []byte) ([]*Array, error) {
 					return nil, Errorf(ErrValue, "invalid array graph: the Python function of op %s does not match its key", oj.Name)
 				}
 				for _, e := range oj.Kernel.Exprs {
-					k.Exprs = append(k.Exprs, e.expr())
+					x, err := e.expr()
+					if err != nil {
+						return nil, Errorf(ErrValue, "invalid array graph: op %s: %v", oj.Name, err)
+					}
+					k.Exprs = append(k.Exprs, x)
 				}
 				var inputs []Input
 				for _, in := range oj.Inputs {
