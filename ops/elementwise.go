@@ -228,6 +228,9 @@ func BroadcastShapes(shapes ...[]int) ([]int, error) {
 			}
 		}
 	}
+	if _, ok := plan.ProdChecked(out); !ok {
+		return nil, fmt.Errorf("shapes %s broadcast to %s, whose number of elements overflows int64", formatShapes(shapes), FormatShape(out))
+	}
 	return out, nil
 }
 

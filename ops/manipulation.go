@@ -68,7 +68,13 @@ func Concat(arrays []*plan.Array, axis int) (*plan.Array, error) {
 				return nil, plan.Errorf(plan.ErrValue, "concat: shapes %s and %s differ outside axis %d", FormatShape(arrays[0].Shape), FormatShape(a.Shape), axis)
 			}
 		}
+		if a.Shape[axis] > math.MaxInt-shape[axis] {
+			return nil, plan.Errorf(plan.ErrValue, "concat: the length of axis %d overflows int64", axis)
+		}
 		shape[axis] += a.Shape[axis]
+	}
+	if err := plan.CheckShape(shape, dt.Size()); err != nil {
+		return nil, err
 	}
 	if len(arrays) == 1 {
 		return AsType(arrays[0], dt)
