@@ -177,7 +177,7 @@ func TestNormalizeChunksHostile(t *testing.T) {
 		{"auto", []int{1<<63 - 1}, "the size in bytes overflows int64"},
 		{"auto", []int{1 << 50}, "blocks along its axes together"},
 		{[]any{1, 1}, []int{MaxBlocks / 2, MaxBlocks/2 + 1}, "4194305 blocks"},
-		{[]any{[]any{1 << 62, 1 << 62}}, []int{1 << 62}, "sum to more than"},
+		{[]any{[]any{1 << 59, 1 << 59}}, []int{1 << 59}, "sum to more than"},
 		{1, manyAxes(0), "the number of blocks overflows int64"},
 	}
 	for _, c := range cases {
