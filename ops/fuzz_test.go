@@ -26,7 +26,7 @@ var metadataSeeds = []struct {
 	  "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
 	  "codecs": [{"name": "bytes"}]}`, false},
 	{`{"zarr_format": 3, "node_type": "array", "shape": [4611686018427387904, 100], "data_type": "int32",
-	  "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1073741824, 100]}},
+	  "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1048576, 100]}},
 	  "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "."}}, "fill_value": 7,
 	  "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}`, false},
 	{`{"zarr_format": 3, "node_type": "array", "shape": [64, 64], "data_type": "int16",

@@ -90,7 +90,7 @@ def test_hand_written_metadata_with_2_35_chunks_is_a_value_error(tmp_path, v2):
 
 @pytest.mark.parametrize("v2", [False, True], ids=["v3", "v2"])
 def test_metadata_whose_size_overflows_int64_is_a_value_error(tmp_path, v2):
-    doc = zarray([2**62, 100], [2**30, 100], "<i4") if v2 else zarr_json([2**62, 100], [2**30, 100], "int32")
+    doc = zarray([2**62, 100], [2**20, 100], "<i4") if v2 else zarr_json([2**62, 100], [2**20, 100], "int32")
     path = write_array(tmp_path / "a.zarr", doc, v2)
     expect_error(f"cubego.from_zarr({path!r})", "ValueError", "overflows int64")
 
