@@ -192,7 +192,8 @@ BIG = 2**28
 
 
 def _too_big(shape, dtype):
-    return all(n >= 0 for n in shape) and np.prod(shape, dtype=object) * np.dtype(dtype).itemsize > BIG
+    nbytes = np.prod(shape, dtype=object) * np.dtype(dtype).itemsize
+    return all(n >= 0 for n in shape) and nbytes > BIG
 
 
 def _describable(shape, dtype):

@@ -56,20 +56,34 @@ def expect_error(code: str, exc: str, *fragments: str) -> dict:
 
 
 def zarr_json(shape, chunks, dtype="uint8", fill=0) -> str:
-    return json.dumps({
-        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": fill, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-        "attributes": {},
-    })
+    return json.dumps(
+        {
+            "zarr_format": 3,
+            "node_type": "array",
+            "shape": shape,
+            "data_type": dtype,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": fill,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "attributes": {},
+        }
+    )
 
 
 def zarray(shape, chunks, dtype="|u1", fill=0) -> str:
-    return json.dumps({
-        "zarr_format": 2, "shape": shape, "chunks": chunks, "dtype": dtype, "compressor": None,
-        "fill_value": fill, "order": "C", "filters": None,
-    })
+    return json.dumps(
+        {
+            "zarr_format": 2,
+            "shape": shape,
+            "chunks": chunks,
+            "dtype": dtype,
+            "compressor": None,
+            "fill_value": fill,
+            "order": "C",
+            "filters": None,
+        }
+    )
 
 
 def write_array(path, doc: str, v2: bool) -> str:
@@ -83,14 +97,23 @@ def test_hand_written_metadata_with_2_35_chunks_is_a_value_error(tmp_path, v2):
     doc = zarray([2**35], [1]) if v2 else zarr_json([2**35], [1])
     assert len(doc) < 400
     path = write_array(tmp_path / "a.zarr", doc, v2)
-    expect_error(f"cubego.from_zarr({path!r})", "ValueError",
-                 "shape (34359738368,)", "chunks (1,)", "more than the 4194304 blocks",
-                 "cannot open it")
+    expect_error(
+        f"cubego.from_zarr({path!r})",
+        "ValueError",
+        "shape (34359738368,)",
+        "chunks (1,)",
+        "more than the 4194304 blocks",
+        "cannot open it",
+    )
 
 
 @pytest.mark.parametrize("v2", [False, True], ids=["v3", "v2"])
 def test_metadata_whose_size_overflows_int64_is_a_value_error(tmp_path, v2):
-    doc = zarray([2**62, 100], [2**20, 100], "<i4") if v2 else zarr_json([2**62, 100], [2**20, 100], "int32")
+    doc = (
+        zarray([2**62, 100], [2**20, 100], "<i4")
+        if v2
+        else zarr_json([2**62, 100], [2**20, 100], "int32")
+    )
     path = write_array(tmp_path / "a.zarr", doc, v2)
     expect_error(f"cubego.from_zarr({path!r})", "ValueError", "overflows int64")
 
@@ -99,8 +122,9 @@ def test_metadata_whose_size_overflows_int64_is_a_value_error(tmp_path, v2):
 def test_zarr_python_array_with_2_35_chunks_is_a_value_error(tmp_path, zarr_format):
     zarr = pytest.importorskip("zarr")
     path = str(tmp_path / "a.zarr")
-    zarr.create_array(store=path, shape=(2**35,), chunks=(1,), dtype="u1", fill_value=0,
-                      zarr_format=zarr_format)
+    zarr.create_array(
+        store=path, shape=(2**35,), chunks=(1,), dtype="u1", fill_value=0, zarr_format=zarr_format
+    )
     expect_error(f"cubego.from_zarr({path!r})", "ValueError", "more than the 4194304 blocks")
 
 
@@ -118,21 +142,30 @@ def test_a_large_grid_opens_lazily_and_a_small_slice_computes(tmp_path, v2):
     assert got == {"ok": True, "result": repr(([7] * 4, [7] * 3))}
 
 
-@pytest.mark.parametrize("code, fragments", [
-    ("cubego.ones((2**40,), chunks=(1,))", ["shape (1099511627776,) with chunks (1,)", "1099511627776 blocks"]),
-    ("cubego.ones((2**33,), chunks=(1,))", ["8589934592 blocks", "choose larger chunks"]),
-    ("cubego.ones((2**35,), chunks=1)", ["34359738368 blocks"]),
-    ("cubego.ones((2**62, 2**62), chunks=(2**30, 2**30))", ["the number of elements overflows int64"]),
-    ("cubego.ones((2**62, 100))", ["shape (4611686018427387904, 100)", "overflows int64"]),
-    ("cubego.ones((2**63 - 1,))", ["the size in bytes overflows int64"]),
-    ("cubego.ones((2**70,))", ["overflows int64"]),
-    ("cubego.arange(2**63 - 1)", ["overflows int64"]),
-    ("cubego.arange(2**62)", ["the size in bytes overflows int64"]),
-    ("cubego.ones((10,), chunks=1).rechunk(2**70)", ["overflows int64"]),
-    ("cubego.zeros((2**40, 2), chunks=(1, 1))", ["blocks"]),
-    ("cubego.ones((2**40,), chunks='auto')[::1].rechunk(1)", ["blocks"]),
-    ("cubego.pad(cubego.ones((4,), chunks=2), 2**40)", ["blocks"]),
-])
+@pytest.mark.parametrize(
+    "code, fragments",
+    [
+        (
+            "cubego.ones((2**40,), chunks=(1,))",
+            ["shape (1099511627776,) with chunks (1,)", "1099511627776 blocks"],
+        ),
+        ("cubego.ones((2**33,), chunks=(1,))", ["8589934592 blocks", "choose larger chunks"]),
+        ("cubego.ones((2**35,), chunks=1)", ["34359738368 blocks"]),
+        (
+            "cubego.ones((2**62, 2**62), chunks=(2**30, 2**30))",
+            ["the number of elements overflows int64"],
+        ),
+        ("cubego.ones((2**62, 100))", ["shape (4611686018427387904, 100)", "overflows int64"]),
+        ("cubego.ones((2**63 - 1,))", ["the size in bytes overflows int64"]),
+        ("cubego.ones((2**70,))", ["overflows int64"]),
+        ("cubego.arange(2**63 - 1)", ["overflows int64"]),
+        ("cubego.arange(2**62)", ["the size in bytes overflows int64"]),
+        ("cubego.ones((10,), chunks=1).rechunk(2**70)", ["overflows int64"]),
+        ("cubego.zeros((2**40, 2), chunks=(1, 1))", ["blocks"]),
+        ("cubego.ones((2**40,), chunks='auto')[::1].rechunk(1)", ["blocks"]),
+        ("cubego.pad(cubego.ones((4,), chunks=2), 2**40)", ["blocks"]),
+    ],
+)
 def test_hostile_sizes_are_value_errors(code, fragments):
     expect_error(code, "ValueError", *fragments)
 
@@ -158,8 +191,12 @@ def test_a_grid_of_10_12_blocks_is_described_and_refused_only_when_computed():
 
 
 def test_a_huge_result_is_a_memory_error_before_anything_runs():
-    got = expect_error("cubego.ones((2**40,), dtype='float64').compute()", "MemoryError",
-                       "shape (1099511627776,)", "compute a part of it")
+    got = expect_error(
+        "cubego.ones((2**40,), dtype='float64').compute()",
+        "MemoryError",
+        "shape (1099511627776,)",
+        "compute a part of it",
+    )
     assert "8796093022208 bytes" in got["message"]
 
 
@@ -170,4 +207,6 @@ def test_python_normalize_chunks_refuses_a_huge_grid():
         normalize_chunks((1,), shape=(2**35,), dtype="u1")
     assert MAX_BLOCKS == 2**22
     assert normalize_chunks((3,), shape=(7,), dtype="u1") == ((3, 3, 1),)
-    np.testing.assert_equal(len(normalize_chunks((1,), shape=(MAX_BLOCKS,), dtype="u1")[0]), MAX_BLOCKS)
+    np.testing.assert_equal(
+        len(normalize_chunks((1,), shape=(MAX_BLOCKS,), dtype="u1")[0]), MAX_BLOCKS
+    )
