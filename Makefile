@@ -61,7 +61,7 @@ test: venv $(LIB)
 FUZZ_TARGETS := zarr:FuzzParseArrayMetadata zarr:FuzzParseArrayMetadataV2 zarr:FuzzZstdDecode \
 	zarr:FuzzGzipDecode zarr:FuzzZlibDecode zarr:FuzzLZ4Decode zarr:FuzzBytesDecode \
 	zarr:FuzzShardIndexDecode zarr/blosc:FuzzDecompress \
-	ops:FuzzMetadataToPlan plan:FuzzPlanJSON capi:FuzzCABI
+	ops:FuzzMetadataToPlan ops:FuzzGridToPlan plan:FuzzPlanJSON capi:FuzzCABI
 FUZZTIME ?= 20000x
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \

@@ -2,7 +2,9 @@ package ops_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cubego/cubego/ops"
@@ -151,4 +153,74 @@ func requireTyped(t *testing.T, what string, err error) {
 		return
 	}
 	t.Fatalf("%s: an untyped error: %v", what, err)
+}
+
+// FuzzGridToPlan is FuzzMetadataToPlan over valid documents only: a shape
+// and chunk shape of up to three axes (any sizes, 0 through 2**63-1), a
+// data type and the Zarr format, so the fuzzer explores the grids
+// themselves (the documents of finding 1 of issue #17 are among its
+// seeds) rather than JSON syntax.
+func FuzzGridToPlan(f *testing.F) {
+	f.Add(uint64(100), uint64(80), uint64(0), uint64(10), uint64(20), uint64(0), uint8(2), uint8(9), false)
+	f.Add(uint64(1<<35), uint64(0), uint64(0), uint64(1), uint64(0), uint64(0), uint8(1), uint8(0), false)
+	f.Add(uint64(1<<35), uint64(0), uint64(0), uint64(1), uint64(0), uint64(0), uint8(1), uint8(0), true)
+	f.Add(uint64(1<<62), uint64(100), uint64(0), uint64(1<<20), uint64(100), uint64(0), uint8(2), uint8(5), false)
+	f.Add(uint64(1<<30), uint64(0), uint64(0), uint64(1<<10), uint64(0), uint64(0), uint8(1), uint8(3), true)
+	f.Add(uint64(0), uint64(1<<40), uint64(7), uint64(3), uint64(1), uint64(7), uint8(3), uint8(1), false)
+	ctx := context.Background()
+	const url = "mem://fuzz-grid-to-plan"
+	store, err := zarr.OpenStore(ctx, url)
+	if err != nil {
+		f.Fatal(err)
+	}
+	spec := &plan.Spec{AllowedMem: 64 << 20, ReservedMem: 1 << 20}
+	v3Types := []string{"bool", "uint8", "int32", "float64", "complex128", "int16", "uint64", "float32", "int8", "int64"}
+	v2Types := []string{"|b1", "|u1", "<i4", "<f8", "<c16", "<i2", "<u8", "<f4", "|i1", ">i8"}
+	f.Fuzz(func(t *testing.T, s0, s1, s2, c0, c1, c2 uint64, ndim, dtype uint8, v2 bool) {
+		n := int(ndim % 4)
+		shape := []uint64{s0, s1, s2}[:n]
+		chunks := []uint64{c0, c1, c2}[:n]
+		for i := range shape {
+			shape[i] &= 1<<63 - 1
+			chunks[i] &= 1<<63 - 1
+		}
+		list := func(xs []uint64) string {
+			b, _ := json.Marshal(xs)
+			return string(b)
+		}
+		k := int(dtype) % len(v3Types)
+		var doc, key, other string
+		if v2 {
+			key, other = ".zarray", "zarr.json"
+			doc = fmt.Sprintf(`{"zarr_format": 2, "shape": %s, "chunks": %s, "dtype": %q, "compressor": null,
+				"fill_value": 0, "order": "C", "filters": null}`, list(shape), list(chunks), v2Types[k])
+		} else {
+			key, other = "zarr.json", ".zarray"
+			fill := "0"
+			if v3Types[k] == "bool" {
+				fill = "false"
+			} else if v3Types[k] == "complex128" {
+				fill = "[0, 0]"
+			}
+			doc = fmt.Sprintf(`{"zarr_format": 3, "node_type": "array", "shape": %s, "data_type": %q,
+				"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": %s}},
+				"chunk_key_encoding": {"name": "default"}, "fill_value": %s, "codecs": [{"name": "bytes"}]}`,
+				list(shape), v3Types[k], list(chunks), fill)
+		}
+		if err := store.Delete(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Set(ctx, key, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+		a, err := ops.FromZarr(ctx, url, "", nil, spec, nil)
+		if err != nil {
+			requireTyped(t, "from_zarr", err)
+			return
+		}
+		if err := plan.CheckGrid(a.Shape, a.Chunks, a.DType.Size()); err != nil {
+			t.Fatalf("from_zarr made an array with an invalid grid: %v", err)
+		}
+		planOver(t, a)
+	})
 }
