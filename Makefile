@@ -55,11 +55,13 @@ test: venv $(LIB)
 	$(VPY) -m pytest -q tests
 
 # fuzz-short: 20000 executions of each fuzz target of the decoders and metadata
-# parsers (a count, not a time: a time limit can expire mid-execution and fail
-# with "context deadline exceeded")
+# parsers, of the metadata -> plan path, the plan JSON and the C ABI (a count,
+# not a time: a time limit can expire mid-execution and fail with "context
+# deadline exceeded"); longer on demand: make fuzz-short FUZZTIME=500000x
 FUZZ_TARGETS := zarr:FuzzParseArrayMetadata zarr:FuzzParseArrayMetadataV2 zarr:FuzzZstdDecode \
 	zarr:FuzzGzipDecode zarr:FuzzZlibDecode zarr:FuzzLZ4Decode zarr:FuzzBytesDecode \
-	zarr:FuzzShardIndexDecode zarr/blosc:FuzzDecompress
+	zarr:FuzzShardIndexDecode zarr/blosc:FuzzDecompress \
+	ops:FuzzMetadataToPlan ops:FuzzGridToPlan plan:FuzzPlanJSON capi:FuzzCABI
 FUZZTIME ?= 20000x
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \

@@ -62,11 +62,14 @@ func toInt(k string, v any) (int, error) {
 	case json.Number:
 		n, err := x.Int64()
 		if err != nil {
+			if isIntegral(x) {
+				return 0, plan.Errorf(plan.ErrValue, "%s: the integer %s overflows int64", k, x)
+			}
 			return 0, plan.Errorf(plan.ErrType, "%s must be an integer, got %s", k, x)
 		}
 		return int(n), nil
 	case float64:
-		if x == math.Trunc(x) {
+		if x == math.Trunc(x) && math.Abs(x) < math.MaxInt64 {
 			return int(x), nil
 		}
 	}
@@ -106,6 +109,9 @@ func (a args) int64(k string, def int64) (int64, error) {
 	}
 	i, err := n.Int64()
 	if err != nil {
+		if isIntegral(n) {
+			return 0, plan.Errorf(plan.ErrValue, "%s: the integer %s overflows int64", k, n)
+		}
 		return 0, plan.Errorf(plan.ErrValue, "%s must be an integer, got %s", k, n)
 	}
 	return i, nil

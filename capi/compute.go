@@ -220,10 +220,11 @@ func cg_compute_start(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, jobOut 
 }
 
 func jobOf(h C.uint64_t) (*job, error) {
-	if h == 0 {
-		return nil, plan.Errorf(plan.ErrValue, "invalid job handle 0")
+	v, err := handleValue(uint64(h), "job")
+	if err != nil {
+		return nil, err
 	}
-	j, ok := cgo.Handle(h).Value().(*job)
+	j, ok := v.(*job)
 	if !ok {
 		return nil, plan.Errorf(plan.ErrValue, "handle %d is not a job", uint64(h))
 	}
@@ -354,30 +355,40 @@ type planInfo struct {
 func cg_plan(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, out **C.char, errOut **C.char) (status C.int32_t) {
 	defer guard(&status, errOut)
 	err := func() error {
-		outs, err := arraysOf(arrays, n)
+		info, err := planOf(handleSlice(arrays, n), C.GoString(optsJSON))
 		if err != nil {
 			return err
-		}
-		a, err := parseArgs(C.GoString(optsJSON))
-		if err != nil {
-			return err
-		}
-		if err := checkKeys(a, "plan", planKeys); err != nil {
-			return err
-		}
-		dot, err := a.boolean("dot", false)
-		if err != nil {
-			return err
-		}
-		p, err := buildPlan(outs, a)
-		if err != nil {
-			return err
-		}
-		info := planInfo{Stats: p.Stats()}
-		if dot {
-			info.DOT = info.Stats.DOT()
 		}
 		return setJSON(info, out)
 	}()
 	return setError(err, errOut)
+}
+
+// planOf is cg_plan in Go terms: the statistics (and, asked for, the
+// Graphviz rendering) of the plan computing the arrays behind handles.
+func planOf(handles []uint64, optsJSON string) (planInfo, error) {
+	outs, err := lookupArrays(handles)
+	if err != nil {
+		return planInfo{}, err
+	}
+	a, err := parseArgs(optsJSON)
+	if err != nil {
+		return planInfo{}, err
+	}
+	if err := checkKeys(a, "plan", planKeys); err != nil {
+		return planInfo{}, err
+	}
+	dot, err := a.boolean("dot", false)
+	if err != nil {
+		return planInfo{}, err
+	}
+	p, err := buildPlan(outs, a)
+	if err != nil {
+		return planInfo{}, err
+	}
+	info := planInfo{Stats: p.Stats()}
+	if dot {
+		info.DOT = info.Stats.DOT()
+	}
+	return info, nil
 }

@@ -37,25 +37,41 @@ func newArrayInfo(a *plan.Array) arrayInfo {
 		ImplicitSpec: a.Spec != nil && a.Spec.Implicit}
 }
 
-func arrayOf(h C.uint64_t) (*plan.Array, error) {
+// handleValue returns the value behind a handle Python passed, and an
+// error value, not cgo's panic, for 0, a released handle or a number that
+// never was one.
+func handleValue(h uint64, what string) (v any, err error) {
 	if h == 0 {
-		return nil, plan.Errorf(plan.ErrValue, "invalid array handle 0")
+		return nil, plan.Errorf(plan.ErrValue, "invalid %s handle 0", what)
 	}
-	a, ok := cgo.Handle(h).Value().(*plan.Array)
+	defer func() {
+		if recover() != nil {
+			v, err = nil, plan.Errorf(plan.ErrValue, "invalid %s handle %d (released, or never a handle)", what, h)
+		}
+	}()
+	return cgo.Handle(h).Value(), nil
+}
+
+// lookupArray returns the array behind handle h.
+func lookupArray(h uint64) (*plan.Array, error) {
+	v, err := handleValue(h, "array")
+	if err != nil {
+		return nil, err
+	}
+	a, ok := v.(*plan.Array)
 	if !ok {
-		return nil, plan.Errorf(plan.ErrValue, "handle %d is not an array", uint64(h))
+		return nil, plan.Errorf(plan.ErrValue, "handle %d is not an array", h)
 	}
 	return a, nil
 }
 
-func arraysOf(p *C.uint64_t, n C.int64_t) ([]*plan.Array, error) {
-	if n <= 0 {
+func lookupArrays(hs []uint64) ([]*plan.Array, error) {
+	if len(hs) == 0 {
 		return nil, nil
 	}
-	hs := unsafe.Slice((*C.uint64_t)(p), int(n))
 	out := make([]*plan.Array, len(hs))
 	for i, h := range hs {
-		a, err := arrayOf(h)
+		a, err := lookupArray(h)
 		if err != nil {
 			return nil, err
 		}
@@ -64,11 +80,40 @@ func arraysOf(p *C.uint64_t, n C.int64_t) ([]*plan.Array, error) {
 	return out, nil
 }
 
+// releaseArray deletes an array handle; 0 is a no-op, and a handle that
+// is not a live array's (a job's, a released one) is an error that leaves
+// every handle as it was.
+func releaseArray(h uint64) error {
+	if h == 0 {
+		return nil
+	}
+	if _, err := lookupArray(h); err != nil {
+		return err
+	}
+	cgo.Handle(h).Delete()
+	return nil
+}
+
+func arrayOf(h C.uint64_t) (*plan.Array, error) { return lookupArray(uint64(h)) }
+
+func handleSlice(p *C.uint64_t, n C.int64_t) []uint64 {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	hs := unsafe.Slice((*C.uint64_t)(p), int(n))
+	out := make([]uint64, len(hs))
+	for i, h := range hs {
+		out[i] = uint64(h)
+	}
+	return out
+}
+
+func arraysOf(p *C.uint64_t, n C.int64_t) ([]*plan.Array, error) {
+	return lookupArrays(handleSlice(p, n))
+}
+
 //export cg_array_release
 func cg_array_release(h C.uint64_t) (status C.int32_t) {
 	defer guard(&status, nil)
-	if h != 0 {
-		cgo.Handle(h).Delete()
-	}
-	return statusOK
+	return setError(releaseArray(uint64(h)), nil)
 }

@@ -251,28 +251,44 @@ func opWhere(a args, in []*plan.Array) (*plan.Array, error) {
 func cg_op(name *C.char, argsJSON *C.char, inputs *C.uint64_t, n C.int64_t, result **C.char, errOut **C.char) (status C.int32_t) {
 	defer guard(&status, errOut)
 	err := func() error {
-		entry, ok := opTable[C.GoString(name)]
-		if !ok {
-			return plan.Errorf(plan.ErrNotImplemented, "unknown operation %q", C.GoString(name))
-		}
-		a, err := parseArgs(C.GoString(argsJSON))
+		info, err := runOp(C.GoString(name), C.GoString(argsJSON), handleSlice(inputs, n))
 		if err != nil {
 			return err
 		}
-		in, err := arraysOf(inputs, n)
-		if err != nil {
-			return err
-		}
-		if entry.nin >= 0 && len(in) != entry.nin {
-			return plan.Errorf(plan.ErrValue, "%s takes %d arrays, got %d", C.GoString(name), entry.nin, len(in))
-		}
-		out, err := entry.fn(a, in)
-		if err != nil {
-			return err
-		}
-		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+		return setJSON(map[string]any{"arrays": []arrayInfo{info}}, result)
 	}()
 	return setError(err, errOut)
+}
+
+// runOp is cg_op in Go terms: it builds the array of operation name from
+// JSON arguments and input array handles, and returns its description
+// with a new handle.
+func runOp(name, argsJSON string, handles []uint64) (arrayInfo, error) {
+	entry, ok := opTable[name]
+	if !ok {
+		return arrayInfo{}, plan.Errorf(plan.ErrNotImplemented, "unknown operation %q", name)
+	}
+	a, err := parseArgs(argsJSON)
+	if err != nil {
+		return arrayInfo{}, err
+	}
+	in, err := lookupArrays(handles)
+	if err != nil {
+		return arrayInfo{}, err
+	}
+	if entry.nin >= 0 && len(in) != entry.nin {
+		return arrayInfo{}, plan.Errorf(plan.ErrValue, "%s takes %d arrays, got %d", name, entry.nin, len(in))
+	}
+	out, err := entry.fn(a, in)
+	if err != nil {
+		return arrayInfo{}, err
+	}
+	// Every array handed out has a chunking cubego can represent (and a
+	// size that fits int64), whichever op made it.
+	if err := plan.CheckGrid(out.Shape, out.Chunks, out.DType.Size()); err != nil {
+		return arrayInfo{}, err
+	}
+	return newArrayInfo(out), nil
 }
 
 //export cg_from_buffer

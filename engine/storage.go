@@ -117,7 +117,7 @@ func (s *storage) create(ctx context.Context, a *plan.Array) (complete bool, err
 		if ref, err = s.intermediateRef(a); err != nil {
 			return false, err
 		}
-		if n := plan.Prod(meta.ChunkShape) * plan.Prod(a.NumBlocks()) * int64(a.DType.Size()); !s.keyed && s.memBudget > 0 {
+		if n := plan.MulSat(plan.MulSat(plan.Prod(meta.ChunkShape), plan.Prod(a.NumBlocks())), int64(a.DType.Size())); !s.keyed && s.memBudget > 0 {
 			s.mu.Lock()
 			if s.memUsed+n <= s.memBudget {
 				s.memUsed += n

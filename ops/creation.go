@@ -16,13 +16,10 @@ import (
 // plan.NormalizeChunks).
 type ChunkSpec = any
 
+// checkShape refuses a negative dimension and a number of elements that
+// overflows int64 (plan.CheckShape; NormalizeChunks checks the bytes).
 func checkShape(shape []int) error {
-	for _, n := range shape {
-		if n < 0 {
-			return plan.Errorf(plan.ErrValue, "negative dimensions are not allowed: shape %s", FormatShape(shape))
-		}
-	}
-	return nil
+	return plan.CheckShape(shape, 1)
 }
 
 func virtual(shape []int, dt DType, chunks ChunkSpec, spec *plan.Spec, g *plan.Generator) (*plan.Array, error) {
@@ -71,7 +68,11 @@ func Arange(start, stop, step float64, dt DType, chunks ChunkSpec, spec *plan.Sp
 	if math.IsNaN(start) || math.IsNaN(stop) || math.IsNaN(step) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
 		return nil, plan.Errorf(plan.ErrValue, "arange: start, stop and step must be finite")
 	}
-	n := int(math.Max(0, math.Ceil((stop-start)/step)))
+	count := math.Max(0, math.Ceil((stop-start)/step))
+	if count >= math.MaxInt64 {
+		return nil, plan.Errorf(plan.ErrValue, "arange(%v, %v, %v) has %.0f elements: the number of elements overflows int64", start, stop, step, count)
+	}
+	n := int(count)
 	return virtual([]int{n}, dt, chunks, spec, &plan.Generator{Kind: "arange", Start: start, Step: step})
 }
 
@@ -130,9 +131,27 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 	if dt == zarr.Float16 {
 		return nil, plan.Errorf(plan.ErrNotImplemented, "from_zarr: float16 arrays are not supported yet")
 	}
+	// The stored grid as explicit block sizes, after checking (before
+	// allocating them) that there are not too many: a valid zarr.json of a
+	// few bytes may describe 2**35 chunks.
+	if err := plan.CheckShape(meta.Shape, dt.Size()); err != nil {
+		return nil, fmt.Errorf("from_zarr: the Zarr array at store %q, path %q: %w", store, path, err)
+	}
+	total := 0
+	for i, n := range meta.Shape {
+		total += plan.BlockCount(n, meta.ChunkShape[i])
+		if total > plan.MaxBlocks {
+			return nil, plan.Errorf(plan.ErrValue, "from_zarr: the Zarr array at store %q, path %q has shape %s and chunks %s: more than the %d blocks an array may have; cubego cannot open it",
+				store, path, FormatShape(meta.Shape), FormatShape(meta.ChunkShape), plan.MaxBlocks)
+		}
+	}
 	stored := make([][]int, len(meta.Shape))
 	for i, n := range meta.Shape {
-		stored[i] = plan.RegularChunks(n, meta.ChunkShape[i])
+		c, err := plan.RegularChunks(n, meta.ChunkShape[i])
+		if err != nil {
+			return nil, err
+		}
+		stored[i] = c
 	}
 	a := plan.NewArray(meta.Shape, dt, stored, spec)
 	a.Source = &plan.ZarrRef{Store: store, Path: path, StorageOptions: storageOptions}

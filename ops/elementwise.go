@@ -228,6 +228,9 @@ func BroadcastShapes(shapes ...[]int) ([]int, error) {
 			}
 		}
 	}
+	if _, ok := plan.ProdChecked(out); !ok {
+		return nil, fmt.Errorf("shapes %s broadcast to %s, whose number of elements overflows int64", formatShapes(shapes), FormatShape(out))
+	}
 	return out, nil
 }
 
@@ -261,7 +264,7 @@ func outputChunks(inputs []plan.Input, shape []int) [][]int {
 	}
 	for i, c := range chunks {
 		if c == nil {
-			chunks[i] = plan.RegularChunks(shape[i], max(shape[i], 1))
+			chunks[i] = []int{shape[i]}
 		}
 	}
 	return chunks

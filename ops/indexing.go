@@ -91,7 +91,11 @@ func GetItem(x *plan.Array, key []Index) (*plan.Array, error) {
 			}
 			dims = append(dims, plan.DimMap{Kind: plan.Affine, OutDim: len(shape), Start: start, Step: step})
 			shape = append(shape, count)
-			chunks = append(chunks, slicedChunks(x.Chunks[d], start, step, count))
+			c, err := slicedChunks(x.Chunks[d], start, step, count)
+			if err != nil {
+				return nil, err
+			}
+			chunks = append(chunks, c)
 			d++
 		}
 	}
@@ -139,7 +143,7 @@ func sliceIndices(k Index, n int) (start, step, count int, err error) {
 		start = clamp(k.Start, 0, 0, n)
 		stop = clamp(k.Stop, n, 0, n)
 		if stop > start {
-			count = (stop - start + step - 1) / step
+			count = (stop-start-1)/step + 1 // not (stop-start+step-1)/step: that overflows for a huge step
 		}
 	} else {
 		start = clamp(k.Start, n-1, -1, n-1)
@@ -148,7 +152,7 @@ func sliceIndices(k Index, n int) (start, step, count int, err error) {
 			stop = -1
 		}
 		if start > stop {
-			count = (start - stop - step - 1) / -step
+			count = int(uint(start-stop-1)/uint(-step)) + 1 // uint: -step of math.MinInt is 2**63
 		}
 	}
 	if count == 0 {
@@ -160,9 +164,9 @@ func sliceIndices(k Index, n int) (start, step, count int, err error) {
 // slicedChunks chooses output chunks for a slice: with step 1 the pieces of
 // the input's blocks inside the slice, so each output block reads a single
 // input chunk; otherwise blocks of about the input's chunk size.
-func slicedChunks(in []int, start, step, count int) []int {
+func slicedChunks(in []int, start, step, count int) ([]int, error) {
 	if count == 0 {
-		return []int{0}
+		return []int{0}, nil
 	}
 	if step == 1 {
 		var out []int
@@ -174,7 +178,7 @@ func slicedChunks(in []int, start, step, count int) []int {
 			}
 			off += c
 		}
-		return out
+		return out, nil
 	}
 	return plan.RegularChunks(count, max(plan.MaxChunk(in), 1))
 }

@@ -120,11 +120,15 @@ func Linalg(fn string, x, b *plan.Array) (*plan.Array, error) {
 	var perBlock int64 = 1
 	for d := range batch {
 		batchChunks[d] = x.Chunks[d]
-		perBlock *= int64(plan.MaxChunk(x.Chunks[d]))
+		perBlock = plan.MulSat(perBlock, int64(plan.MaxChunk(x.Chunks[d])))
 	}
-	if perBlock*perMatrix > room {
+	if plan.MulSat(perBlock, perMatrix) > room {
 		for d, size := range batch {
-			batchChunks[d] = plan.RegularChunks(size, 1)
+			c, err := plan.RegularChunks(size, 1)
+			if err != nil {
+				return nil, err
+			}
+			batchChunks[d] = c
 		}
 	}
 	chunks := make([][]int, len(shape))

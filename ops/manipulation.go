@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"slices"
 
 	"github.com/cubego/cubego/plan"
@@ -67,7 +68,13 @@ func Concat(arrays []*plan.Array, axis int) (*plan.Array, error) {
 				return nil, plan.Errorf(plan.ErrValue, "concat: shapes %s and %s differ outside axis %d", FormatShape(arrays[0].Shape), FormatShape(a.Shape), axis)
 			}
 		}
+		if a.Shape[axis] > math.MaxInt-shape[axis] {
+			return nil, plan.Errorf(plan.ErrValue, "concat: the length of axis %d overflows int64", axis)
+		}
 		shape[axis] += a.Shape[axis]
+	}
+	if err := plan.CheckShape(shape, dt.Size()); err != nil {
+		return nil, err
 	}
 	if len(arrays) == 1 {
 		return AsType(arrays[0], dt)
@@ -153,9 +160,19 @@ func PadConstant(x *plan.Array, widths [][2]int, value plan.Scalar) (*plan.Array
 		if w[0] < 0 || w[1] < 0 {
 			return nil, plan.Errorf(plan.ErrValue, "pad: negative pad width %v for axis %d", w, d)
 		}
+		if w[0] > math.MaxInt-x.Shape[d] || w[1] > math.MaxInt-x.Shape[d]-w[0] {
+			return nil, plan.Errorf(plan.ErrValue, "pad: pad widths %v for axis %d of length %d: the padded length overflows int64", w, d, x.Shape[d])
+		}
 		shape[d] = x.Shape[d] + w[0] + w[1]
 		dims[d].Start = -w[0]
-		chunks[d] = padChunks(x.Chunks[d], w[0], w[1], x.Shape[d])
+		c, err := padChunks(x.Chunks[d], w[0], w[1], x.Shape[d])
+		if err != nil {
+			return nil, err
+		}
+		chunks[d] = c
+	}
+	if err := plan.CheckGrid(shape, chunks, x.DType.Size()); err != nil {
+		return nil, err
 	}
 	if err := checkScalarFits("pad", value, x.DType); err != nil {
 		return nil, err
@@ -168,22 +185,34 @@ func PadConstant(x *plan.Array, widths [][2]int, value plan.Scalar) (*plan.Array
 
 // padChunks puts the padding in blocks of its own at either end (split to
 // the size of x's largest block), keeping x's blocks in between.
-func padChunks(c []int, before, after, n int) []int {
+func padChunks(c []int, before, after, n int) ([]int, error) {
 	size := max(plan.MaxChunk(c), 1)
+	if plan.BlockCount(before, size)+len(c)+plan.BlockCount(after, size) > plan.MaxBlocks {
+		return nil, plan.Errorf(plan.ErrValue, "pad: pad widths (%d, %d) in blocks of %d make more than the %d blocks an array may have",
+			before, after, size, plan.MaxBlocks)
+	}
 	var out []int
 	if before > 0 {
-		out = append(out, plan.RegularChunks(before, size)...)
+		b, err := plan.RegularChunks(before, size)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
 	}
 	if n > 0 {
 		out = append(out, c...)
 	}
 	if after > 0 {
-		out = append(out, plan.RegularChunks(after, size)...)
+		a, err := plan.RegularChunks(after, size)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a...)
 	}
 	if len(out) == 0 {
 		out = []int{0}
 	}
-	return out
+	return out, nil
 }
 
 // Where selects elements of x where cond is true and of y elsewhere, with

@@ -286,7 +286,7 @@ func TestRangesProjectedMem(t *testing.T) {
 	spec := testSpec(t)
 	x := arange(t, []int{100}, []any{10}, spec)
 	stored, err := ops.PythonBlockwise("map_blocks", []plan.Input{{Array: x, Dims: []plan.DimMap{{Kind: plan.Full, OutDim: -1}}}},
-		[]int{100}, ops.Float64, [][]int{plan.RegularChunks(100, 10)}, nil, ops.PythonFunc{Payload: []byte("copy")}, 0)
+		[]int{100}, ops.Float64, [][]int{{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}}, nil, ops.PythonFunc{Payload: []byte("copy")}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestRangesProjectedMem(t *testing.T) {
 	halo := ranges(stored.Chunks[0], 5, 5, 100)
 	mk := func(rs [][2]int, extra int64) *plan.Op {
 		y, err := ops.PythonBlockwise("map_overlap", []plan.Input{{Array: stored, Dims: []plan.DimMap{{Kind: plan.Ranges, Ranges: rs}}}},
-			[]int{100}, ops.Float64, [][]int{plan.RegularChunks(100, 10)}, nil, ops.PythonFunc{Payload: []byte("f")}, extra)
+			[]int{100}, ops.Float64, [][]int{{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}}, nil, ops.PythonFunc{Payload: []byte("f")}, extra)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -176,7 +176,8 @@ func chainFits(x *plan.Array, s, t []int, target [][]int, inter [][]int) bool {
 }
 
 // buildChain plans the copies x → inter[0] → ... → target, or returns nil
-// (leaving no op behind) when one of them is over budget.
+// (leaving no op behind) when one of them is over budget or has more
+// blocks than an array may have.
 func buildChain(x *plan.Array, s, t []int, target [][]int, inter [][]int) *plan.Array {
 	cur, curShape := x, s
 	var made []*plan.Array
@@ -186,7 +187,14 @@ func buildChain(x *plan.Array, s, t []int, target [][]int, inter [][]int) *plan.
 			nextShape = inter[i]
 			next = make([][]int, len(nextShape))
 			for d, n := range x.Shape {
-				next[d] = plan.RegularChunks(n, nextShape[d])
+				c, err := plan.RegularChunks(n, nextShape[d])
+				if err != nil {
+					for _, a := range made {
+						unlink(a)
+					}
+					return nil
+				}
+				next[d] = c
 			}
 		}
 		op := copyOp(cur, next, taskBlocksFor(x.Shape, curShape, nextShape))

@@ -93,7 +93,10 @@ func Reshape(x *plan.Array, shape []int) (*plan.Array, error) {
 		}
 		c := int(target/max(other, 1)) / unit * unit
 		c = min(max(c, unit), in[g.i0])
-		lead := plan.RegularChunks(in[g.i0], c)
+		lead, err := plan.RegularChunks(in[g.i0], c)
+		if err != nil {
+			return nil, err
+		}
 		inChunks[g.i0] = lead
 		dims[g.i0] = plan.DimMap{Kind: plan.Scaled, OutDim: g.o0, Num: innerOut, Den: innerIn}
 		oc := make([]int, len(lead))
@@ -122,7 +125,11 @@ func resolveShape(x *plan.Array, shape []int) ([]int, error) {
 		case n < 0:
 			return nil, plan.Errorf(plan.ErrValue, "reshape: invalid shape %s", FormatShape(shape))
 		default:
-			known *= int64(n)
+			k, ok := plan.ProdChecked([]int{int(known), n})
+			if !ok {
+				return nil, plan.Errorf(plan.ErrValue, "reshape: cannot reshape array of size %d into shape %s: its number of elements overflows int64", x.Size(), FormatShape(shape))
+			}
+			known = k
 		}
 	}
 	if unknown >= 0 {

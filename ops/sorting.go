@@ -87,7 +87,11 @@ func Take(x *plan.Array, indices []int64, axis int) (*plan.Array, error) {
 	shape := append([]int{}, x.Shape...)
 	shape[axis] = len(idx)
 	chunks := append([][]int{}, x.Chunks...)
-	chunks[axis] = plan.RegularChunks(len(idx), max(plan.MaxChunk(x.Chunks[axis]), 1))
+	c, err := plan.RegularChunks(len(idx), max(plan.MaxChunk(x.Chunks[axis]), 1))
+	if err != nil {
+		return nil, err
+	}
+	chunks[axis] = c
 	if plan.Prod(shape) == 0 {
 		return virtual(shape, x.DType, chunksAny(chunks), x.Spec, &plan.Generator{Kind: "full", Value: plan.Scalar{Kind: 'i'}})
 	}

@@ -119,7 +119,7 @@ func (t *tree) round(x *plan.Array, recIn bool, fan []int, region, last, trial b
 		if !squeeze {
 			outDim = len(shape)
 			shape = append(shape, groups)
-			chunks = append(chunks, plan.RegularChunks(groups, 1))
+			chunks = append(chunks, unitBlocks(groups)) // groups <= nb[d]: no more blocks than x has
 		}
 		switch {
 		case !region:
@@ -196,7 +196,11 @@ func (t *tree) memoryFanIn(x *plan.Array, recIn bool) []int {
 	probe := &plan.Array{Shape: slices.Clone(x.Shape), DType: x.DType, Chunks: slices.Clone(x.Chunks), Spec: x.Spec}
 	for _, a := range t.axes {
 		n := max(x.Shape[a+off], 4)
-		probe.Shape[a+off], probe.Chunks[a+off] = n, plan.RegularChunks(n, 1)
+		c, err := plan.RegularChunks(n, 1)
+		if err != nil {
+			return nil // more partial results than an array may have blocks: stream them
+		}
+		probe.Shape[a+off], probe.Chunks[a+off] = n, c
 	}
 	n2, n4 := int64(1)<<len(t.axes), int64(1)<<(2*len(t.axes))
 	p2 := plan.ProjectedMem(t.round(probe, recIn, twos, true, false, true))
@@ -249,4 +253,17 @@ func distribute(total int64, counts []int) ([]int, bool) {
 		rem /= float64(f)
 	}
 	return fan, true
+}
+
+// unitBlocks returns n blocks of size 1, for an axis whose length is a
+// number of blocks of another array (so no longer than that array's list).
+func unitBlocks(n int) []int {
+	out := make([]int, max(n, 1))
+	for i := range out {
+		out[i] = 1
+	}
+	if n == 0 {
+		out[0] = 0
+	}
+	return out
 }

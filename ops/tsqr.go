@@ -238,7 +238,11 @@ func tsqrStep(x *plan.Array, fn string) (*plan.Array, error) {
 	shape, chunks := x.Shape, x.Chunks
 	if fn == "qr_r" {
 		shape = []int{k * n, n}
-		chunks = [][]int{plan.RegularChunks(k*n, n), {n}}
+		rows, err := plan.RegularChunks(k*n, n)
+		if err != nil {
+			return nil, err
+		}
+		chunks = [][]int{rows, {n}}
 		ranges := make([][2]int, k)
 		start := 0
 		for i, c := range x.Chunks[0] {

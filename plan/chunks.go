@@ -22,7 +22,9 @@ const AutoChunkBytes = 128 << 20
 //   - a list with one entry per axis, each nil, -1, an int, "auto", or a list
 //     of explicit block sizes that sum to the axis length
 //
-// A zero-length axis has the single block size 0.
+// A zero-length axis has the single block size 0. It refuses a shape whose
+// number of elements or bytes overflows int64, and a chunking of more than
+// MaxBlocks blocks, before allocating any list of block sizes.
 func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int, error) {
 	ndim := len(shape)
 	perAxis := make([]any, ndim)
@@ -51,7 +53,13 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 			perAxis[i] = spec
 		}
 	}
+	if err := CheckShape(shape, itemSize); err != nil {
+		return nil, err
+	}
+	// First the block size of each regular axis (or the explicit sizes), so
+	// that the number of blocks is checked before any list is allocated.
 	chunks := make([][]int, ndim)
+	regular := make([]int, ndim)
 	var autoAxes []int
 	target := int64(AutoChunkBytes)
 	if limit > 0 && limit < target {
@@ -61,7 +69,7 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 		n := shape[i]
 		switch v := a.(type) {
 		case nil:
-			chunks[i] = []int{n}
+			regular[i] = max(n, 1)
 		case string:
 			if v != "auto" {
 				b, err := ParseBytes(v)
@@ -81,6 +89,9 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 				if c < 0 || (c == 0 && n != 0) {
 					return nil, Errorf(ErrValue, "chunk sizes must be positive, got %v for axis %d", sizes, i)
 				}
+				if c > n-sum {
+					return nil, Errorf(ErrValue, "chunks %v for axis %d sum to more than the axis length %d", sizes, i, n)
+				}
 				sum += c
 			}
 			if sum != n {
@@ -97,43 +108,62 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 			}
 			switch {
 			case c == -1:
-				chunks[i] = []int{n}
+				regular[i] = max(n, 1)
 			case c <= 0:
 				return nil, Errorf(ErrValue, "chunk size must be positive (or -1 for the whole axis), got %d for axis %d", c, i)
 			default:
-				chunks[i] = RegularChunks(n, c)
+				regular[i] = c
 			}
 		}
 	}
 	if len(autoAxes) > 0 {
-		fixed := int64(itemSize)
-		for _, c := range chunks {
-			if c != nil {
-				fixed *= int64(MaxChunk(c))
+		fixed := int64(max(itemSize, 1))
+		for i := range chunks {
+			switch {
+			case chunks[i] != nil:
+				fixed = MulSat(fixed, int64(MaxChunk(chunks[i])))
+			case regular[i] > 0:
+				fixed = MulSat(fixed, int64(min(regular[i], shape[i])))
 			}
 		}
 		per := float64(target) / float64(max(fixed, 1))
-		size := int(math.Floor(math.Pow(per, 1/float64(len(autoAxes)))))
+		size := math.Floor(math.Pow(per, 1/float64(len(autoAxes))))
 		for _, i := range autoAxes {
-			chunks[i] = RegularChunks(shape[i], max(size, 1))
+			regular[i] = int(max(min(size, float64(max(shape[i], 1))), 1))
 		}
 	}
+	total := int64(0)
+	for i := range chunks {
+		if chunks[i] != nil {
+			total += int64(len(chunks[i]))
+		} else {
+			total += int64(BlockCount(shape[i], regular[i]))
+		}
+	}
+	if total > MaxBlocks {
+		spec := make([]int, ndim)
+		for i := range spec {
+			spec[i] = regular[i]
+			if chunks[i] != nil {
+				spec[i] = MaxChunk(chunks[i])
+			}
+		}
+		return nil, Errorf(ErrValue, "shape %s with chunks %s has %d blocks along its axes together, more than the %d an array may have; choose larger chunks",
+			shapeText(shape), shapeText(spec), total, MaxBlocks)
+	}
+	for i := range chunks {
+		if chunks[i] == nil {
+			c, err := RegularChunks(shape[i], regular[i])
+			if err != nil {
+				return nil, err
+			}
+			chunks[i] = c
+		}
+	}
+	if err := CheckGrid(shape, chunks, itemSize); err != nil {
+		return nil, err
+	}
 	return chunks, nil
-}
-
-// RegularChunks returns blocks of size c covering n elements.
-func RegularChunks(n, c int) []int {
-	if n == 0 {
-		return []int{0}
-	}
-	if c >= n {
-		return []int{n}
-	}
-	out := make([]int, 0, (n+c-1)/c)
-	for s := 0; s < n; s += c {
-		out = append(out, min(c, n-s))
-	}
-	return out
 }
 
 // MaxChunk returns the largest block size of one axis.
@@ -202,10 +232,19 @@ func toInt(v any) (int, error) {
 		if x != math.Trunc(x) {
 			return 0, fmt.Errorf("%v is not an integer", x)
 		}
+		if math.Abs(x) >= math.MaxInt64 {
+			return 0, fmt.Errorf("%v overflows int64", x)
+		}
 		return int(x), nil
 	case json.Number:
 		n, err := x.Int64()
-		return int(n), err
+		if err != nil {
+			if !strings.ContainsAny(x.String(), ".eE") {
+				return 0, fmt.Errorf("%s overflows int64", x)
+			}
+			return 0, fmt.Errorf("%s is not an integer", x)
+		}
+		return int(n), nil
 	case bool:
 		return 0, fmt.Errorf("%v is not an integer", x)
 	}

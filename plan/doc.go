@@ -31,6 +31,17 @@
 // Exprs[1] is applied to the folded block at the end (input 0 is the fold),
 // as mean divides a sum by the count.
 //
+// # Chunk grids and sizes
+//
+// Block sizes are listed per axis, so a chunking costs the sum of the axes'
+// block counts, not their product: a 10⁶ × 10⁶ grid (10¹² blocks) lists
+// 2·10⁶ sizes. At most [MaxBlocks] sizes are listed per array; more is an
+// [ErrValue] raised before any list is allocated ([RegularChunks],
+// [NormalizeChunks]). Shapes whose number of elements or bytes overflows
+// int64 are an [ErrValue] too ([CheckShape]). [CheckGrid] checks all of
+// this for an array built elsewhere (the C ABI checks every array it hands
+// out; [Unmarshal] checks every array it decodes).
+//
 // # Memory
 //
 // [ProjectedMem] is the one function that projects an op's per-task memory,

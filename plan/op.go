@@ -404,6 +404,15 @@ func rangesAreBlocks(rs [][2]int, chunks []int) bool {
 // regions cannot go out of range.
 func (op *Op) check() error {
 	nout := op.Output.NDim()
+	if op.TaskBlocks != nil {
+		bad := len(op.TaskBlocks) != nout
+		for _, k := range op.TaskBlocks {
+			bad = bad || k < 1
+		}
+		if bad {
+			return fmt.Errorf("plan: %s has task blocks %v for %d dimensions (want one count >= 1 each)", op, op.TaskBlocks, nout)
+		}
+	}
 	for i, in := range op.Inputs {
 		if len(in.Dims) != in.Array.NDim() {
 			return fmt.Errorf("plan: %s input %d has %d dimension maps for %d dimensions", op, i, len(in.Dims), in.Array.NDim())

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -100,6 +101,9 @@ func (p *Plan) NumTasks() int64 {
 	var n int64
 	for _, o := range p.Ops {
 		n += o.NumTasks
+		if n < 0 { // overflowed: more tasks than int64 counts
+			return math.MaxInt64
+		}
 	}
 	return n
 }

@@ -157,12 +157,19 @@ func toExprJSON(e *Expr) *exprJSON {
 	return j
 }
 
-func (j *exprJSON) expr() *Expr {
+func (j *exprJSON) expr() (*Expr, error) {
+	if j == nil {
+		return nil, fmt.Errorf("a null expression")
+	}
 	e := &Expr{Op: j.Op, Input: j.Input, Value: j.Value.scalar(), DType: j.DType}
 	for _, a := range j.Args {
-		e.Args = append(e.Args, a.expr())
+		arg, err := a.expr()
+		if err != nil {
+			return nil, err
+		}
+		e.Args = append(e.Args, arg)
 	}
-	return e
+	return e, nil
 }
 
 // Marshal encodes the graph that computes outputs as versioned JSON: the
@@ -242,6 +249,9 @@ func Unmarshal(b []byte) ([]*Array, error) {
 			spec = &s
 			specs[aj.Spec] = spec
 		}
+		if err := checkArrayJSON(&aj); err != nil {
+			return nil, Errorf(ErrValue, "invalid array graph: array %d (%s): %v", i, aj.Name, err)
+		}
 		a := NewArray(aj.Shape, aj.DType, aj.Chunks, spec)
 		a.Name, a.Source, a.Target = aj.Name, aj.Source, aj.Target
 		if gj := aj.Generator; gj != nil {
@@ -262,7 +272,11 @@ func Unmarshal(b []byte) ([]*Array, error) {
 					return nil, Errorf(ErrValue, "invalid array graph: the Python function of op %s does not match its key", oj.Name)
 				}
 				for _, e := range oj.Kernel.Exprs {
-					k.Exprs = append(k.Exprs, e.expr())
+					x, err := e.expr()
+					if err != nil {
+						return nil, Errorf(ErrValue, "invalid array graph: op %s: %v", oj.Name, err)
+					}
+					k.Exprs = append(k.Exprs, x)
 				}
 				var inputs []Input
 				for _, in := range oj.Inputs {
@@ -295,6 +309,51 @@ func Unmarshal(b []byte) ([]*Array, error) {
 		}
 	}
 	return outs, nil
+}
+
+// checkArrayJSON checks what Unmarshal cannot leave to Build: a data type,
+// a chunking that covers the shape (plan.CheckGrid), and a generator the
+// array can be generated from.
+func checkArrayJSON(aj *arrayJSON) error {
+	if !aj.DType.Valid() {
+		return fmt.Errorf("invalid data type %d", int(aj.DType))
+	}
+	if aj.Shape == nil {
+		aj.Shape = []int{}
+	}
+	if aj.Chunks == nil {
+		aj.Chunks = [][]int{}
+	}
+	if err := CheckGrid(aj.Shape, aj.Chunks, aj.DType.Size()); err != nil {
+		return err
+	}
+	g := aj.Generator
+	if g == nil {
+		return nil
+	}
+	switch g.Kind {
+	case "full":
+		switch g.Value.Kind {
+		case "", "b", "i", "u", "f", "c":
+		default:
+			return fmt.Errorf("invalid fill value kind %q", g.Value.Kind)
+		}
+	case "arange":
+		if len(aj.Shape) != 1 {
+			return fmt.Errorf("an arange generator for a %d-dimensional array", len(aj.Shape))
+		}
+	case "random":
+		if aj.DType != zarr.Float32 && aj.DType != zarr.Float64 {
+			return fmt.Errorf("a random generator of %s (want float32 or float64)", aj.DType)
+		}
+	case "literal":
+		if want := Prod(aj.Shape) * int64(aj.DType.Size()); int64(len(g.Data)) != want {
+			return fmt.Errorf("a literal of %d bytes for %d", len(g.Data), want)
+		}
+	default:
+		return fmt.Errorf("unknown generator %q", g.Kind)
+	}
+	return nil
 }
 
 // PyKeyOf returns the key of a serialised Python function: its hex SHA-256.

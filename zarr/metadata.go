@@ -185,6 +185,9 @@ func (m ArrayMetadata) resolve() (*pipeline, error) {
 		}
 		size *= c
 	}
+	if !fitsInt64(m.Shape, m.DataType.Size()) {
+		return nil, fmt.Errorf("%w: shape %v of %s: the array's size in bytes overflows int64", ErrInvalid, m.Shape, m.DataType)
+	}
 	if m.FillValue != nil && len(m.FillValue) != m.DataType.Size() {
 		return nil, fmt.Errorf("%w: fill value has %d bytes, data type %s needs %d", ErrInvalid, len(m.FillValue), m.DataType, m.DataType.Size())
 	}
@@ -567,4 +570,21 @@ func parseCodecJSON(raw json.RawMessage) (Codec, error) {
 		return Codec{}, invalidf("codec without a name")
 	}
 	return Codec{Name: obj.Name, Configuration: obj.Configuration}, nil
+}
+
+// fitsInt64 reports whether an array of shape with items of itemSize
+// bytes has a size in bytes that int64 can count (any zero dimension
+// makes it 0).
+func fitsInt64(shape []int, itemSize int) bool {
+	if slices.Contains(shape, 0) {
+		return true
+	}
+	n := int64(itemSize)
+	for _, d := range shape {
+		if n > math.MaxInt64/int64(d) {
+			return false
+		}
+		n *= int64(d)
+	}
+	return true
 }

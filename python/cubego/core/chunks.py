@@ -25,12 +25,22 @@ from cubego.core.spec import parse_size
 #: The block size ``"auto"`` aims for when no limit is given (Dask's and Cubed's default).
 DEFAULT_AUTO_BYTES = 128 * 2**20
 
+#: The most blocks an array may have along its axes together (the library's
+#: ``plan.MaxBlocks``): a chunking is a tuple of block sizes per axis, so
+#: shape ``(2**35,)`` with chunks ``(1,)`` is refused before it is built.
+MAX_BLOCKS = 2**22
+
 
 def _regular(n: int, size: int) -> tuple[int, ...]:
     """Blocks of *size* covering *n* elements, the last possibly smaller."""
     if n == 0:
         return (0,)
     full, rest = divmod(n, size)
+    if full + bool(rest) > MAX_BLOCKS:
+        raise ValueError(
+            f"chunks of {size} along an axis of length {n} make {full + bool(rest)} blocks, "
+            f"more than the {MAX_BLOCKS} an array may have; choose larger chunks"
+        )
     return (size,) * full + ((rest,) if rest else ())
 
 

@@ -295,5 +295,25 @@ def compute(
     handles(arrays, "compute")
     if not arrays:
         return ()
+    results = _result_buffers(arrays)
     with run(arrays, executor, optimize_graph, dict(kwargs, callbacks=callbacks)) as job:
-        return tuple(job.read(i, np.empty(x.shape, dtype=x.dtype)) for i, x in enumerate(arrays))
+        return tuple(job.read(i, out) for i, out in enumerate(results))
+
+
+def _result_buffers(arrays: tuple) -> list[np.ndarray]:
+    """The numpy arrays the results are read into, allocated before anything runs.
+
+    A result larger than the memory numpy can allocate is refused at once with
+    numpy's ``MemoryError``, not after its tasks have run.
+    """
+    out = []
+    for x in arrays:
+        try:
+            out.append(np.empty(x.shape, dtype=x.dtype))
+        except MemoryError as e:
+            raise MemoryError(
+                f"the result of {x.name} (shape {x.shape}, dtype {x.dtype}) needs {x.nbytes} "
+                "bytes of memory, more than can be allocated; compute a part of it (x[...]) "
+                "or write it to storage with to_zarr"
+            ) from e
+    return out
