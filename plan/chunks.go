@@ -22,7 +22,8 @@ const AutoChunkBytes = 128 << 20
 //   - a list with one entry per axis, each nil, -1, an int, "auto", or a list
 //     of explicit block sizes that sum to the axis length
 //
-// A zero-length axis has the single block size 0.
+// A zero-length axis has the single block size 0 (a chunk size of 0 is
+// accepted for it).
 func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int, error) {
 	ndim := len(shape)
 	perAxis := make([]any, ndim)
@@ -98,6 +99,9 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 			switch {
 			case c == -1:
 				chunks[i] = []int{n}
+			case c == 0 && n == 0:
+				// A zero-length axis in blocks of 0 (Dask and Cubed accept it).
+				chunks[i] = []int{0}
 			case c <= 0:
 				return nil, Errorf(ErrValue, "chunk size must be positive (or -1 for the whole axis), got %d for axis %d", c, i)
 			default:

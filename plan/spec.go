@@ -124,7 +124,7 @@ func CommonSpec(arrays ...*Array) (*Spec, error) {
 				continue
 			}
 			if !spec.Equal(a.Spec) {
-				return nil, Errorf(ErrValue, "arrays with different specs cannot be combined or computed together: %s and %s", spec, a.Spec)
+				return nil, Errorf(ErrValue, "Arrays must have same spec in single computation: arrays with different specs cannot be combined or computed together: %s and %s", spec, a.Spec)
 			}
 		}
 		if spec != nil {
