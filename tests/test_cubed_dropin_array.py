@@ -54,6 +54,34 @@ def test_blocks_match_dask(a, da_a, key):
     np.testing.assert_array_equal(got.compute(), expected.compute())
 
 
+def test_blocks_cubed_cases(spec):
+    # Cubed's test_blocks (after Dask's)
+    x = cubego.arange(10, chunks=2, spec=spec)
+    assert x.blocks.shape == (5,)
+    assert x.blocks.size == 5
+    xn = np.arange(10)
+    np.testing.assert_array_equal(x.blocks[0].compute(), xn[:2])
+    np.testing.assert_array_equal(x.blocks[-1].compute(), xn[-2:])
+    np.testing.assert_array_equal(x.blocks[:3].compute(), xn[:6])
+    np.testing.assert_array_equal(x.blocks[[0, 1, 2]].compute(), xn[:6])
+    np.testing.assert_array_equal(x.blocks[[3, 0, 2]].compute(), [6, 7, 0, 1, 4, 5])
+    r = cubego.random.random((20, 20), chunks=(4, 5), spec=spec)
+    rn = r.compute()
+    assert r.blocks.shape == (5, 4)
+    np.testing.assert_array_equal(r.blocks[0].compute(), rn[:4])
+    np.testing.assert_array_equal(r.blocks[0, :3].compute(), rn[:4, :15])
+    np.testing.assert_array_equal(r.blocks[:, :3].compute(), rn[:, :15])
+    o = cubego.ones((40, 40, 40), chunks=(10, 10, 10), spec=spec)
+    np.testing.assert_array_equal(o.blocks[0, :, 0].compute(), np.ones((10, 40, 10)))
+    s = cubego.ones((2, 2), chunks=1, spec=spec)
+    with pytest.raises(ValueError, match="newaxis is not supported"):
+        s.blocks[cubego.newaxis, :, :]
+    with pytest.raises(NotImplementedError):
+        s.blocks[[0, 1], [0, 1]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        s.blocks[100, 100]
+
+
 def test_blocks_empty_selection(a):
     # Dask and Cubed give the empty axis no blocks; cubego one block of 0 elements
     y = a.blocks[2:2, 0]

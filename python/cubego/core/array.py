@@ -591,7 +591,7 @@ def _block_selections(key: Any, numblocks: tuple[int, ...]) -> list[list[int]]:
     """The block numbers *key* selects along each axis (ints keep their axis)."""
     key = key if isinstance(key, tuple) else (key,)
     if any(k is None for k in key):
-        raise ValueError("blocks: Slicing with newaxis (None) is not supported")
+        raise ValueError("blocks: Slicing with newaxis is not supported (None in a block index)")
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("blocks: an index can only have a single ellipsis ('...')")
     arrays = [k for k in key if isinstance(k, (list, np.ndarray, Array))]
