@@ -583,7 +583,7 @@ def test_roll_shift_and_axis_must_match(a):
 
 
 def test_where_with_two_scalars_is_refused(a):
-    with pytest.raises(TypeError, match="at least one of x1 and x2 must be an array"):
+    with pytest.raises(TypeError, match="At least one of x1 and x2 must be an array"):
         cubego.where(a > 3, 1.0, 0.0)
     np.testing.assert_array_equal(cubego.where(a > 3, a, 0.0).compute(), np.where(A > 3, A, 0.0))
 

@@ -101,7 +101,7 @@ def where(condition: Array, x1: Any, x2: Any, /) -> Array:
         # The standard: "at least one of x1 and x2 must be an array" (Cubed refuses too);
         # two scalars would leave the result dtype undefined.
         raise TypeError(
-            "where: at least one of x1 and x2 must be an array, got two scalars "
+            "where: At least one of x1 and x2 must be an array, got two scalars "
             f"({type(x1).__name__} and {type(x2).__name__})"
         )
     return select(condition, x1, x2)
