@@ -12,6 +12,12 @@ import (
 // AutoChunkBytes is the largest chunk "auto" chunking aims for, as in Cubed.
 const AutoChunkBytes = 128 << 20
 
+// MaxBlocksPerAxis bounds the blocks of one axis that NormalizeChunks makes
+// from a block size: more would make the chunk lists alone take gigabytes
+// (an axis of 2**31 elements in blocks of 1), and a plan of that many tasks
+// per axis could not run anyway.
+const MaxBlocksPerAxis = 1 << 24
+
 // NormalizeChunks turns a user's chunk specification into explicit block
 // sizes per axis, with Dask's semantics. spec is decoded JSON:
 //
@@ -105,6 +111,9 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 			case c <= 0:
 				return nil, Errorf(ErrValue, "chunk size must be positive (or -1 for the whole axis), got %d for axis %d", c, i)
 			default:
+				if err := checkBlockCount(i, n, c); err != nil {
+					return nil, err
+				}
 				chunks[i] = RegularChunks(n, c)
 			}
 		}
@@ -119,10 +128,20 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 		per := float64(target) / float64(max(fixed, 1))
 		size := int(math.Floor(math.Pow(per, 1/float64(len(autoAxes)))))
 		for _, i := range autoAxes {
+			if err := checkBlockCount(i, shape[i], max(size, 1)); err != nil {
+				return nil, err
+			}
 			chunks[i] = RegularChunks(shape[i], max(size, 1))
 		}
 	}
 	return chunks, nil
+}
+
+func checkBlockCount(axis, n, c int) error {
+	if blocks := n/c + min(n%c, 1); blocks > MaxBlocksPerAxis {
+		return Errorf(ErrValue, "chunks: axis %d of length %d in blocks of %d would have %d blocks, more than the %d an axis may have; use larger chunks", axis, n, c, blocks, MaxBlocksPerAxis)
+	}
+	return nil
 }
 
 // RegularChunks returns blocks of size c covering n elements.

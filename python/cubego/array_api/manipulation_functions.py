@@ -118,9 +118,9 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...], *, chunks: Any = None) -> 
         return x
     lead = len(shape) - x.ndim
     if chunks is None and lead >= 0:
-        ones = [(1,) * n if n > 0 else (0,) for n in shape]
+        # 1: blocks of one element (the library spells out the sizes)
         chunks = [
-            ones[d] if d < lead or x.shape[d - lead] == 1 else x.chunks[d - lead]
+            1 if d < lead or x.shape[d - lead] == 1 else x.chunks[d - lead]
             for d in range(len(shape))
         ]
     args = {"shape": list(shape), "chunks": encode_chunks(chunks)}
