@@ -48,7 +48,7 @@ var opTable = map[string]struct {
 		if err != nil {
 			return nil, err
 		}
-		return ops.BroadcastTo(in[0], shape)
+		return ops.BroadcastToChunks(in[0], shape, a["chunks"])
 	}},
 	"reshape": {1, func(a args, in []*plan.Array) (*plan.Array, error) {
 		shape, err := a.ints("shape")
@@ -62,7 +62,7 @@ var opTable = map[string]struct {
 		if err != nil {
 			return nil, err
 		}
-		return ops.Concat(in, axis)
+		return ops.ConcatChunks(in, axis, a["chunks"])
 	}},
 	"stack": {-1, func(a args, in []*plan.Array) (*plan.Array, error) {
 		axis, err := a.integer("axis", 0)

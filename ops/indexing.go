@@ -163,7 +163,10 @@ func sliceIndices(k Index, n int) (start, step, count int, err error) {
 
 // slicedChunks chooses output chunks for a slice: with step 1 the pieces of
 // the input's blocks inside the slice, so each output block reads a single
-// input chunk; otherwise blocks of about the input's chunk size.
+// input chunk; otherwise Cubed's rule: regular blocks of c - c mod |step|
+// elements for an input chunk size c >= |step| (so that a block of the result
+// spans about one input chunk), or of c when the step is larger than c.
+// For example 20 elements in chunks of 5, sliced [3:14:2], give (4, 2).
 func slicedChunks(in []int, start, step, count int) ([]int, error) {
 	if count == 0 {
 		return []int{0}, nil
@@ -180,5 +183,9 @@ func slicedChunks(in []int, start, step, count int) ([]int, error) {
 		}
 		return out, nil
 	}
-	return plan.RegularChunks(count, max(plan.MaxChunk(in), 1))
+	c, s := max(plan.MaxChunk(in), 1), max(step, -step)
+	if c >= s {
+		c -= c % s
+	}
+	return plan.RegularChunks(count, c)
 }

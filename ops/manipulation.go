@@ -10,6 +10,13 @@ import (
 // BroadcastTo broadcasts x to shape. Dimensions x lacks or has as 1 get
 // chunks of about the size of x's chunks.
 func BroadcastTo(x *plan.Array, shape []int) (*plan.Array, error) {
+	return BroadcastToChunks(x, shape, nil)
+}
+
+// BroadcastToChunks is BroadcastTo with the result's chunks given (any
+// chunking of shape; nil chooses as BroadcastTo does). Each output block
+// reads the input blocks it overlaps.
+func BroadcastToChunks(x *plan.Array, shape []int, chunks ChunkSpec) (*plan.Array, error) {
 	if err := checkShape(shape); err != nil {
 		return nil, err
 	}
@@ -17,29 +24,47 @@ func BroadcastTo(x *plan.Array, shape []int) (*plan.Array, error) {
 	if err != nil || !slices.Equal(out, shape) {
 		return nil, plan.Errorf(plan.ErrValue, "broadcast_to: cannot broadcast shape %s to %s", FormatShape(x.Shape), FormatShape(shape))
 	}
-	if slices.Equal(x.Shape, shape) {
+	if slices.Equal(x.Shape, shape) && chunks == nil {
 		return x, nil
 	}
 	dims := broadcastDims(x.Shape, shape)
-	spec := make([]any, len(shape))
-	off := len(shape) - x.NDim()
-	for i := range shape {
-		spec[i] = "auto"
-		if j := i - off; j >= 0 && x.Shape[j] == shape[i] {
-			spec[i] = x.Chunks[j]
+	var c [][]int
+	if chunks != nil {
+		c, err = plan.NormalizeChunks(chunks, shape, x.DType.Size(), autoLimit(x.Spec))
+	} else {
+		spec := make([]any, len(shape))
+		off := len(shape) - x.NDim()
+		for i := range shape {
+			spec[i] = "auto"
+			if j := i - off; j >= 0 && x.Shape[j] == shape[i] {
+				spec[i] = x.Chunks[j]
+			}
 		}
+		c, err = plan.NormalizeChunks(spec, shape, x.DType.Size(), max(x.ChunkBytes(), 1<<20))
 	}
-	chunks, err := plan.NormalizeChunks(spec, shape, x.DType.Size(), max(x.ChunkBytes(), 1<<20))
 	if err != nil {
 		return nil, err
 	}
-	return mapOp("broadcast_to", []plan.Input{{Array: x, Dims: dims}}, plan.InputExpr(0, x.DType), shape, chunks)
+	if slices.Equal(x.Shape, shape) && slices.EqualFunc(c, x.Chunks, slices.Equal) {
+		return x, nil
+	}
+	if plan.Prod(shape) == 0 {
+		return virtual(shape, x.DType, chunksAny(c), x.Spec, &plan.Generator{Kind: "full", Value: plan.Scalar{Kind: 'i'}})
+	}
+	return mapOp("broadcast_to", []plan.Input{{Array: x, Dims: dims}}, plan.InputExpr(0, x.DType), shape, c)
 }
 
 // Concat joins arrays along an existing axis. Their dtypes are promoted;
 // along the axis the output keeps each input's blocks, so every task copies
 // from a single input.
 func Concat(arrays []*plan.Array, axis int) (*plan.Array, error) {
+	return ConcatChunks(arrays, axis, nil)
+}
+
+// ConcatChunks is Concat with the result's chunks given (any chunking of the
+// result's shape; nil keeps the inputs' blocks as Concat does). A task then
+// copies from every input block its output block overlaps, in one op.
+func ConcatChunks(arrays []*plan.Array, axis int, chunkSpec ChunkSpec) (*plan.Array, error) {
 	if len(arrays) == 0 {
 		return nil, plan.Errorf(plan.ErrValue, "concat needs at least one array")
 	}
@@ -76,8 +101,19 @@ func Concat(arrays []*plan.Array, axis int) (*plan.Array, error) {
 	if err := plan.CheckShape(shape, dt.Size()); err != nil {
 		return nil, err
 	}
+	var given [][]int
+	if chunkSpec != nil {
+		var err error
+		if given, err = plan.NormalizeChunks(chunkSpec, shape, dt.Size(), autoLimit(arrays[0].Spec)); err != nil {
+			return nil, err
+		}
+	}
 	if len(arrays) == 1 {
-		return AsType(arrays[0], dt)
+		a, err := AsType(arrays[0], dt)
+		if err != nil || given == nil {
+			return a, err
+		}
+		return Rechunk(a, chunksAny(given))
 	}
 	chunks := make([][]int, nd)
 	copy(chunks, arrays[0].Chunks)
@@ -100,6 +136,11 @@ func Concat(arrays []*plan.Array, axis int) (*plan.Array, error) {
 	}
 	if len(inputs) == 0 {
 		chunks[axis] = []int{0}
+	}
+	if given != nil {
+		chunks = given
+	}
+	if len(inputs) == 0 || plan.Prod(shape) == 0 {
 		return virtual(shape, dt, chunksAny(chunks), arrays[0].Spec, &plan.Generator{Kind: "full", Value: plan.Scalar{Kind: 'i'}})
 	}
 	return piecewiseOp("concat", inputs, dt, shape, chunks, plan.Scalar{Kind: 'i'})

@@ -21,7 +21,7 @@ func Matmul(x, y *plan.Array) (*plan.Array, error) {
 		ky = y.Shape[y.NDim()-2]
 	}
 	if kx != ky {
-		return nil, plan.Errorf(plan.ErrValue, "matmul: shapes %s and %s are not aligned: %d (dim %d) != %d", FormatShape(x.Shape), FormatShape(y.Shape), kx, x.NDim()-1, ky)
+		return nil, plan.Errorf(plan.ErrValue, "matmul: dimension mismatch, shapes %s and %s are not aligned: %d (dim %d) != %d", FormatShape(x.Shape), FormatShape(y.Shape), kx, x.NDim()-1, ky)
 	}
 	xb, yb := batchShape(x), batchShape(y)
 	batch, err := BroadcastShapes(xb, yb)

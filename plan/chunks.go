@@ -22,9 +22,10 @@ const AutoChunkBytes = 128 << 20
 //   - a list with one entry per axis, each nil, -1, an int, "auto", or a list
 //     of explicit block sizes that sum to the axis length
 //
-// A zero-length axis has the single block size 0. It refuses a shape whose
-// number of elements or bytes overflows int64, and a chunking of more than
-// MaxBlocks blocks, before allocating any list of block sizes.
+// A zero-length axis has the single block size 0 (a chunk size of 0 is
+// accepted for it). It refuses a shape whose number of elements or bytes
+// overflows int64, and a chunking of more than MaxBlocks blocks, before
+// allocating any list of block sizes.
 func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int, error) {
 	ndim := len(shape)
 	perAxis := make([]any, ndim)
@@ -109,6 +110,9 @@ func NormalizeChunks(spec any, shape []int, itemSize int, limit int64) ([][]int,
 			switch {
 			case c == -1:
 				regular[i] = max(n, 1)
+			case c == 0 && n == 0:
+				// A zero-length axis in blocks of 0 (Dask and Cubed accept it).
+				regular[i] = 1
 			case c <= 0:
 				return nil, Errorf(ErrValue, "chunk size must be positive (or -1 for the whole axis), got %d for axis %d", c, i)
 			default:

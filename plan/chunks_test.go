@@ -29,6 +29,8 @@ func TestNormalizeChunks(t *testing.T) {
 		{`[[1, 4], null]`, []int{5, 4}, [][]int{{1, 4}, {4}}},
 		{`10`, []int{3}, [][]int{{3}}},
 		{`3`, []int{0, 2}, [][]int{{0}, {2}}},
+		{`[0, 2]`, []int{0, 2}, [][]int{{0}, {2}}},
+		{`0`, []int{0}, [][]int{{0}}},
 		{`[]`, []int{}, [][]int{}},
 		{`"auto"`, []int{100}, [][]int{{100}}},
 		{`"80B"`, []int{100}, [][]int{{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}}},
@@ -58,6 +60,9 @@ func TestNormalizeChunksInvalid(t *testing.T) {
 		{`1.5`, []int{5}},
 		{`"lots"`, []int{5}},
 		{`true`, []int{5}},
+		{`1`, []int{0, 1 << 31}},                   // 2**31 blocks: refused, not allocated
+		{`[1, 1]`, []int{1, MaxBlocks + 1}}, // one block too many
+		{`"auto"`, []int{1 << 62}},                 // auto chunks of an absurd axis
 	}
 	for _, c := range cases {
 		_, err := NormalizeChunks(decode(t, c.spec), c.shape, 8, 0)

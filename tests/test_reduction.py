@@ -299,7 +299,9 @@ def test_rounds_within_a_tight_budget(tmp_path, name):
     # allowed_mem, and never more than streaming 16 blocks per task would take.
     spec = cubego.Spec(work_dir=tmp_path, allowed_mem="25MB", reserved_mem="1MB")
     a = make_data((2000, 1), "float64", seed=9)
-    x = cubego.broadcast_to(cubego.asarray(a, chunks=(1, 1), spec=spec), (2000, 100_000))
+    x = cubego.broadcast_to(
+        cubego.asarray(a, chunks=(1, 1), spec=spec), (2000, 100_000), chunks=(1, 100_000)
+    )
     p = cubego.plan(getattr(cubego, name)(x, axis=0))
     assert not p.exceeds_memory
     assert p.max_projected_mem <= spec.allowed_mem
@@ -314,7 +316,9 @@ def test_rounds_hold_as_many_partial_results_as_fit(tmp_path):
     # blocks per task takes 4 (500 -> 32 -> 2 -> 1).
     spec = cubego.Spec(work_dir=tmp_path, allowed_mem="45MB", reserved_mem="1MB")
     a = make_data((8000, 1), "float64", seed=9)
-    x = cubego.broadcast_to(cubego.asarray(a, chunks=(1, 1), spec=spec), (8000, 100_000))
+    x = cubego.broadcast_to(
+        cubego.asarray(a, chunks=(1, 1), spec=spec), (8000, 100_000), chunks=(1, 100_000)
+    )
     p = cubego.plan(cubego.sum(x, axis=0))
     rounds = [op for op in p.ops if op.func == "sum"]
     assert [op.num_tasks for op in rounds] == [500, 10, 1]
@@ -371,7 +375,7 @@ def test_record_rounds_measured_within_projection(tmp_path, make):
 def test_fold_over_a_broadcast_dimension(spec):
     # A producer broadcasting along a folded dimension must not be fused into the fold.
     a = np.arange(5.0)[None, :]
-    x = cubego.broadcast_to(cubego.asarray(a, chunks=(1, 2), spec=spec), (4, 5))
+    x = cubego.broadcast_to(cubego.asarray(a, chunks=(1, 2), spec=spec), (4, 5), chunks=(4, 2))
     b = np.broadcast_to(a, (4, 5))
     assert_matches(cubego.sum(x, axis=0), np.sum(b, axis=0))
     assert_matches(cubego.argmax(x), np.argmax(b))

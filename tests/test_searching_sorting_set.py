@@ -93,8 +93,8 @@ def test_where_scalars_and_broadcasting():
     x = cubego.asarray(a, chunks=1, spec=SPEC)
     assert_matches(cubego.where(cond, x, 0), np.where(c, a, np.float32(0)))
     assert_matches(cubego.where(cond, 1.5, x), np.where(c, np.float32(1.5), a))
-    assert_matches(cubego.where(cond, 1, 2), np.where(c, 1, 2))
-    assert_matches(cubego.where(cond, 1, 2.5), np.where(c, 1.0, 2.5))
+    with pytest.raises(TypeError, match="At least one of x1 and x2 must be an array"):
+        cubego.where(cond, 1, 2)  # the standard (and Cubed): one of them must be an array
     with pytest.raises(TypeError):
         cubego.where(cubego.asarray(a, spec=SPEC), x, x)
 

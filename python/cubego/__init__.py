@@ -29,7 +29,7 @@ from cubego.array_api import *  # noqa: F403 - the standard namespace
 from cubego.array_api import __all__ as _array_api_all
 from cubego.binding.libcubego import set_max_procs, set_memory_limit
 from cubego.core.array import Array
-from cubego.core.compute import compute
+from cubego.core.compute import compute, raise_if_computes
 from cubego.core.compute import last_stats as _last_stats  # noqa: F401 - documented private helper
 from cubego.core.config import config
 from cubego.core.io import from_zarr, store, to_zarr
@@ -119,6 +119,7 @@ __all__ = [
     "lib",
     "measure_reserved_mem",
     "plan",
+    "raise_if_computes",
     "random",
     "set_max_procs",
     "set_memory_limit",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random as _pyrandom
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,9 @@ def random(
     """Uniform random numbers in ``[0, 1)`` of shape *size*.
 
     The values are fixed when the array is created: computing it twice gives the
-    same numbers, and each block is generated independently of the others.
+    same numbers, and each block is generated independently of the others. As in
+    Cubed, the array's seed is drawn from Python's :mod:`random` module, so
+    ``random.seed(n)`` before creating arrays makes them reproducible.
 
     Parameters
     ----------
@@ -33,7 +36,7 @@ def random(
         "shape": encode_shape(size),
         "dtype": _dtypes.name(dtype),
         "chunks": encode_chunks(chunks),
-        "seed": None,
+        "seed": _pyrandom.getrandbits(64),
     }
     return _create("random", args, spec)
 
@@ -52,7 +55,8 @@ def integers(
     By default *low* and *high* span the dtype's range (for 64-bit dtypes the
     ``2**53`` values centred on zero, or from zero if unsigned: the numbers come
     from double-precision uniforms). Like :func:`random`, values are fixed when
-    the array is created and independent of the chunking.
+    the array is created, independent of the chunking, and reproducible after
+    Python's ``random.seed(n)``.
     """
     dtype = _dtypes.normalize(dtype)
     if dtype.kind not in "iu":

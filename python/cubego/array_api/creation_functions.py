@@ -17,7 +17,7 @@ import numpy as np
 
 from cubego.binding import libcubego
 from cubego.core import dtypes as _dtypes
-from cubego.core.array import Array, apply, elemwise, encode_chunks, encode_shape
+from cubego.core.array import Array, apply, elemwise, encode_chunks, encode_shape, memory_repr
 from cubego.core.config import resolve
 from cubego.core.spec import Spec
 
@@ -100,6 +100,14 @@ def asarray(
     if dtype is not None:
         dtype = _dtypes.normalize_any(dtype)
     x = np.asarray(obj, dtype=dtype)
+    spec = resolve(spec)
+    if x.nbytes > spec.allowed_mem:
+        # As Cubed. The library holds an in-memory array whole while it computes.
+        raise ValueError(
+            f"asarray: Size of in memory array is {memory_repr(x.nbytes)} which exceeds "
+            f"maximum of {memory_repr(spec.allowed_mem)} (the spec's allowed_mem). Store it "
+            "in Zarr and open it with cubego.from_zarr, or use a larger allowed_mem"
+        )
     return _from_numpy(x, chunks, spec)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from cubego.array_api.creation_functions import arange, asarray, full
 from cubego.array_api.manipulation_functions import (
     broadcast_shapes,
-    broadcast_to,
+    broadcast_view,
     expand_dims,
     flip,
     moveaxis,
@@ -323,7 +323,7 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     items = _expand(key, x.ndim)
     if isinstance(value, Array):
         try:
-            value = broadcast_to(value, selected.shape)
+            value = broadcast_view(value, selected.shape)
         except ValueError:
             raise ValueError(
                 f"__setitem__: could not broadcast value of shape {value.shape} to the "

@@ -47,7 +47,10 @@ def matrix_transpose(x: Array, /) -> Array:
 def _contracted(axes: Any, x1: Array, x2: Array) -> tuple[list[int], list[int]]:
     if isinstance(axes, (tuple, list)):
         if len(axes) != 2:
-            raise ValueError("tensordot: axes must be an int or a pair of sequences of axes")
+            raise ValueError(
+                "tensordot: axes must be an int or a pair (x1's axes, x2's axes), each an int "
+                "or a sequence of ints"
+            )
         # Each side is one axis or a sequence of axes, as numpy's tensordot takes.
         a1, a2 = (
             [operator.index(part)]

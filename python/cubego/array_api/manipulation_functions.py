@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from cubego.core.array import Array, apply, encode_shape
+from cubego.core.array import Array, apply, encode_chunks, encode_shape
 
 __all__ = [
     "astype",
@@ -69,17 +69,20 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
     return x.astype(dtype, copy=copy)
 
 
-def rechunk(x: Array, chunks: Any, *, min_mem: int | str | None = None) -> Array:
+def rechunk(
+    x: Array, chunks: Any, *, min_mem: int | str | None = None, allow_irregular: bool = True
+) -> Array:
     """*x* with new chunks: an int, a tuple per axis, a dict ``{axis: chunks}``, or "auto".
 
     An axis missing from the dict, or None in the tuple, keeps its chunks. The
     copy runs in one stage when it fits ``allowed_mem``, else in several
     (Rechunker's algorithm); *min_mem* is the smallest intermediate chunk a
     multi-stage plan accepts before adding stages (default 256 KiB with a local
-    ``work_dir``, 8 MiB on object stores).
+    ``work_dir``, 8 MiB on object stores). *allow_irregular* is accepted as in
+    Cubed (see ``Array.rechunk``). Rechunking to *x*'s own chunks returns *x*.
     """
     _check(x, "rechunk")
-    return x.rechunk(chunks, min_mem=min_mem)
+    return x.rechunk(chunks, min_mem=min_mem, allow_irregular=allow_irregular)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -101,10 +104,33 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def broadcast_to(x: Array, /, shape: tuple[int, ...], *, chunks: Any = None) -> Array:
-    """*x* broadcast to *shape*; *chunks* optionally rechunks the result."""
+    """*x* broadcast to *shape*, with *chunks* if given.
+
+    By default the result's chunks follow Cubed: dimensions *x* lacks, and those
+    where it has length 1, get blocks of 1 element (e.g. ``(5, 1, 6) -> (5, 4, 6)``
+    gives ``(1, 1, 1, 1)`` on axis 1); the others keep *x*'s chunks. Broadcasting
+    to *x*'s own shape returns *x*. Unlike Cubed, *chunks* may also change the
+    chunks of the dimensions *x* has (each output block reads the blocks it overlaps).
+    """
     _check(x, "broadcast_to")
-    out = apply("broadcast_to", {"shape": encode_shape(shape)}, [x])
-    return out if chunks is None else out.rechunk(chunks)
+    shape = tuple(encode_shape(shape))
+    if shape == x.shape and chunks is None:
+        return x
+    lead = len(shape) - x.ndim
+    if chunks is None and lead >= 0:
+        # 1: blocks of one element (the library spells out the sizes)
+        chunks = [
+            1 if d < lead or x.shape[d - lead] == 1 else x.chunks[d - lead]
+            for d in range(len(shape))
+        ]
+    args = {"shape": list(shape), "chunks": encode_chunks(chunks)}
+    return x._same_or(apply("broadcast_to", args, [x]))
+
+
+def broadcast_view(x: Array, shape: tuple[int, ...]) -> Array:
+    """*x* broadcast to *shape* with the library's chunks (blocks of about *x*'s chunk
+    size on the new dimensions): for functions that reshape the result next."""
+    return apply("broadcast_to", {"shape": encode_shape(shape)}, [x])
 
 
 def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
@@ -127,8 +153,8 @@ def concat(
     if axis is None:
         arrays = [reshape(x, (-1,)) for x in arrays]
         axis = 0
-    out = apply("concat", {"axis": operator.index(axis)}, arrays)
-    return out if chunks is None else out.rechunk(chunks)
+    args = {"axis": operator.index(axis), "chunks": encode_chunks(chunks)}
+    return apply("concat", args, arrays)
 
 
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
@@ -216,16 +242,23 @@ def roll(
     _check(x, "roll")
     if axis is None:
         if isinstance(shift, (tuple, list)):
-            shift = builtins.sum(operator.index(s) for s in shift)
+            raise TypeError(
+                "roll: shift must be an int when axis is None (the array is flattened), "
+                f"got {shift!r}"
+            )
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
-    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if len(shifts) == 1:
-        shifts = shifts * len(axes)
-    elif len(axes) == 1:
-        axes = axes * len(shifts)
-    if len(shifts) != len(axes):
-        raise ValueError("roll: shift and axis must have the same number of elements")
+    if isinstance(shift, (tuple, list)):
+        # The standard: a tuple shift needs a tuple axis of the same size (numpy would
+        # broadcast them; Cubed refuses, and so does cubego).
+        shifts = tuple(shift)
+        if not isinstance(axis, (tuple, list)) or len(shifts) != len(axes):
+            raise ValueError(
+                f"roll: Must have the same number of shifts as axes, got shift={shift!r} and "
+                f"axis={axis!r}"
+            )
+    else:
+        shifts = (shift,) * len(axes)  # the standard: one int shift applies to every axis
     for s, a in zip(shifts, axes, strict=True):
         (a,) = _axes(a, x.ndim, "roll")
         n = x.shape[a]
@@ -278,7 +311,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     shape = list(x.shape)
     wide = shape[: axis + 1] + [r] + shape[axis + 1 :]
     shape[axis] *= r
-    return reshape(broadcast_to(expand_dims(x, axis=axis + 1), tuple(wide)), tuple(shape))
+    return reshape(broadcast_view(expand_dims(x, axis=axis + 1), tuple(wide)), tuple(shape))
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
@@ -296,4 +329,4 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     key = tuple(k for d in range(ndim) for k in (None, slice(None)))
     wide = tuple(n for r, s in zip(reps, x.shape, strict=True) for n in (r, s))
     shape = tuple(r * s for r, s in zip(reps, x.shape, strict=True))
-    return reshape(broadcast_to(x[key], wide), shape)
+    return reshape(broadcast_view(x[key], wide), shape)

@@ -98,6 +98,10 @@ def where(condition: Array, x1: Any, x2: Any, /) -> Array:
         if not (isinstance(x, Array) or is_scalar(x)):
             raise TypeError(f"where: x1 and x2 must be arrays or scalars, got {type(x).__name__}")
     if not isinstance(x1, Array) and not isinstance(x2, Array):
-        # Two scalars: the result dtype is theirs (weak types against the condition's shape).
-        x1 = asarray(x1, spec=condition.spec)
+        # The standard: "at least one of x1 and x2 must be an array" (Cubed refuses too);
+        # two scalars would leave the result dtype undefined.
+        raise TypeError(
+            "where: At least one of x1 and x2 must be an array, got two scalars "
+            f"({type(x1).__name__} and {type(x2).__name__})"
+        )
     return select(condition, x1, x2)

@@ -10,6 +10,7 @@ installs it with :func:`install_indexing` when cubego is imported.
 
 from __future__ import annotations
 
+import html
 import math
 import operator
 import sys
@@ -25,20 +26,38 @@ from cubego.core import dtypes as _dtypes
 from cubego.core.compute import compute
 from cubego.core.plan import FinalizedPlan, plan, visualize
 from cubego.core.spec import Spec, common, parse_size
+from cubego.core.svg import chunks_svg
 
 __all__ = [
     "Array",
+    "BlockView",
     "apply",
     "elemwise",
     "encode_chunks",
     "encode_shape",
     "install_indexing",
     "is_scalar",
+    "memory_repr",
     "round_decimals",
     "select",
 ]
 
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+#: The longest side of the chunk picture in ``Array._repr_html_``, in pixels.
+_SVG_SIZE = 120
+
+
+def memory_repr(n: int) -> str:
+    """A byte count as Cubed shows it: decimal units, ``8.0 MB``."""
+    if n < 1000:
+        return f"{n} bytes"
+    value = n / 1000.0
+    for unit in ("KB", "MB", "GB", "TB", "PB"):
+        if value < 1000.0:
+            return f"{value:3.1f} {unit}"
+        value /= 1000.0
+    return f"{n:.1e} bytes"
 
 
 class Array:
@@ -130,6 +149,22 @@ class Array:
     def chunksize(self) -> tuple[int, ...]:
         """The largest block size along each axis."""
         return tuple(max(axis) if axis else 0 for axis in self._chunks)
+
+    @property
+    def chunkmem(self) -> int:
+        """Bytes of the largest chunk: ``itemsize`` times the product of ``chunksize``."""
+        return self.itemsize * math.prod(self.chunksize)
+
+    @property
+    def blocks(self) -> BlockView:
+        """The array indexed by block: ``x.blocks[i, j]`` is an Array of those blocks.
+
+        Keys are integers (negative count from the end), slices (any step) and
+        ``...``, and at most one list or 1-d integer array; an integer keeps its
+        axis (as in Dask and Cubed), so ``x.blocks[0]`` is the first row of
+        blocks. The result's chunks are the selected blocks.
+        """
+        return BlockView(self)
 
     @property
     def numblocks(self) -> tuple[int, ...]:
@@ -238,6 +273,43 @@ class Array:
             f"chunks={self._chunks}>"
         )
 
+    def to_svg(self, size: int = 500) -> str:
+        """An SVG picture of the array's chunk grid, the longest side about *size* pixels.
+
+        Raises ``NotImplementedError`` for 0-d and empty arrays and arrays of more
+        than 3 dimensions (they have no picture).
+        """
+        return chunks_svg(self._chunks, size=size)
+
+    def _repr_html_(self) -> str:
+        """The notebook view: sizes of the array and of one chunk, counts, and the chunk picture."""
+        try:
+            grid = self.to_svg(size=_SVG_SIZE)
+        except NotImplementedError:
+            grid = ""
+        try:
+            finalized = self.plan()
+            arrays = f"{finalized.num_arrays} arrays in plan"
+            tasks = f"{finalized.num_tasks} tasks"
+        except Exception:  # a plan that cannot be built still has a summary
+            arrays = tasks = "unknown"
+        rows = [
+            ("Bytes", memory_repr(self.nbytes), memory_repr(self.chunkmem)),
+            ("Shape", str(self._shape), str(self.chunksize)),
+            ("Count", arrays, f"{self.npartitions} chunks"),
+            ("Tasks", tasks, ""),
+            ("Type", html.escape(str(self._dtype)), "numpy.ndarray"),
+        ]
+        body = "\n".join(
+            f"<tr><th>{name}</th><td>{whole}</td><td>{chunk}</td></tr>"
+            for name, whole, chunk in rows
+        )
+        table = (
+            "<table><thead><tr><td></td><th>Array</th><th>Chunk</th></tr></thead>"
+            f"<tbody>\n{body}\n</tbody></table>"
+        )
+        return f"<table><tr><td>{table}</td><td>{grid}</td></tr></table>"
+
     def round(self, decimals: int = 0) -> Array:
         """*x* rounded half to even to *decimals* places (numpy's ``ndarray.round``)."""
         return round_decimals(self, decimals)
@@ -282,7 +354,14 @@ class Array:
     def __getitem__(self, key: Any) -> Array:
         if _has_array(key):
             return _indexing["getitem_arrays"](self, key)
-        return apply("getitem", {"key": _encode_key(key)}, [self])
+        return self._same_or(apply("getitem", {"key": _encode_key(key)}, [self]))
+
+    def _same_or(self, result: Array) -> Array:
+        """*self* when the library returned this very array (a no-op), else *result*.
+
+        As in Cubed, ``x[...]``, ``x[:, :]`` and ``x.rechunk(x.chunks)`` return ``x``.
+        """
+        return self if result._name == self._name else result
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Rebind this array to a lazy expression equal to it with ``self[key] = value``.
@@ -358,15 +437,27 @@ class Array:
             return _datetimes.astype(self, dtype, _engine_apply)
         return apply("astype", {"dtype": dtype.name}, [self])
 
-    def rechunk(self, chunks: Any, *, min_mem: int | str | None = None) -> Array:
+    def rechunk(
+        self, chunks: Any, *, min_mem: int | str | None = None, allow_irregular: bool = True
+    ) -> Array:
         """The same data with new chunks (see :func:`cubego.rechunk`).
 
         As in dask, an axis missing from a dict, or given as None in a tuple,
         keeps its current chunks. *min_mem* is the smallest intermediate chunk
         (bytes or a size string) a multi-stage rechunk accepts before it adds
         stages (default 256 KiB with a local work_dir, 8 MiB on object stores;
-        Cubed's and Rechunker's ``min_mem``).
+        Cubed's and Rechunker's ``min_mem``). Rechunking to the array's own
+        chunks returns the array itself.
+
+        *allow_irregular* is Cubed's switch between its two planners (irregular
+        intermediate chunks or only regular ones). cubego's planner always uses
+        regular intermediates, so both values give the same plan; the target
+        *chunks* may be irregular either way.
         """
+        if not isinstance(allow_irregular, (bool, np.bool_)):
+            raise TypeError(
+                f"rechunk: allow_irregular must be True or False, got {allow_irregular!r}"
+            )
         if isinstance(chunks, dict):
             chunks = [
                 chunks.get(axis, chunks.get(axis - self.ndim, self._chunks[axis]))
@@ -377,7 +468,7 @@ class Array:
         args: dict[str, Any] = {"chunks": encode_chunks(chunks)}
         if min_mem is not None:
             args["min_mem"] = parse_size(min_mem, "min_mem")
-        return apply("rechunk", args, [self])
+        return self._same_or(apply("rechunk", args, [self]))
 
     def __matmul__(self, other: Any) -> Array:
         if not isinstance(other, Array):
@@ -459,6 +550,130 @@ for _name, _func in _COMPARISONS.items():
     _method.__name__ = _method.__qualname__ = f"__{_name}__"
     setattr(Array, _method.__name__, _method)
 del _name, _func, _form, _method
+
+
+# ---------------------------------------------------------------------- blocks
+
+
+class BlockView:
+    """``x.blocks``: the array indexed by block instead of by element (Dask's and Cubed's).
+
+    ``x.blocks[key]`` is an Array of the blocks *key* selects, in order, with
+    those blocks as its chunks. An integer keeps its axis (``x.blocks[0]`` of a
+    2-D array is 2-D); slices may have any step; at most one list or 1-d array
+    of block numbers. ``None`` (newaxis) is refused, as in Cubed.
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array):
+        self._array = array
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The number of blocks along each axis (``x.numblocks``)."""
+        return self._array.numblocks
+
+    @property
+    def size(self) -> int:
+        """The number of blocks."""
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of the blocks of a 0-dimensional array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"BlockView<{self._array.name}, numblocks={self.shape}>"
+
+    def __getitem__(self, key: Any) -> Array:
+        x = self._array
+        selections = _block_selections(key, x.numblocks)
+        for axis, chosen in enumerate(selections):
+            if chosen != list(range(x.numblocks[axis])):
+                x = _take_blocks(x, axis, chosen)
+        return x
+
+
+def _block_selections(key: Any, numblocks: tuple[int, ...]) -> list[list[int]]:
+    """The block numbers *key* selects along each axis (ints keep their axis)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if any(k is None for k in key):
+        raise ValueError("blocks: Slicing with newaxis is not supported (None in a block index)")
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("blocks: an index can only have a single ellipsis ('...')")
+    arrays = [k for k in key if isinstance(k, (list, np.ndarray, Array))]
+    if len(arrays) > 1:
+        raise NotImplementedError("blocks: Only one integer array index is allowed.")
+    ndim = len(numblocks)
+    n_items = sum(k is not Ellipsis for k in key)
+    if n_items > ndim:
+        raise IndexError(
+            f"blocks: too many indices: the array has {ndim} dimensions, {n_items} were given"
+        )
+    full: list[Any] = []
+    for k in key:
+        if k is Ellipsis:
+            full += [slice(None)] * (ndim - n_items)
+        else:
+            full.append(k)
+    full += [slice(None)] * (ndim - len(full))
+    out = []
+    for axis, (k, n) in enumerate(zip(full, numblocks, strict=True)):
+        if isinstance(k, slice):
+            out.append(list(range(*k.indices(n))))
+            continue
+        if isinstance(k, (list, np.ndarray, Array)):
+            values = np.asarray(k.compute() if isinstance(k, Array) else k)
+            if values.size == 0:
+                values = values.astype(np.intp)
+            if values.ndim != 1 or values.dtype.kind not in "iu":
+                raise IndexError(
+                    f"blocks: an array index must be a 1-d list or array of integers, got "
+                    f"{values.dtype} values of shape {values.shape}"
+                )
+            numbers = [int(v) for v in values]
+        elif isinstance(k, (bool, np.bool_)):
+            raise IndexError("blocks: boolean indices are not supported")
+        else:
+            try:
+                numbers = [operator.index(k)]
+            except TypeError:
+                raise IndexError(
+                    "blocks: only integers, slices, ... and one integer list or array are "
+                    f"valid block indices, got {type(k).__name__}"
+                ) from None
+        chosen = []
+        for i in numbers:
+            if not -n <= i < n:
+                raise IndexError(
+                    f"blocks: block {i} is out of bounds for axis {axis} with {n} blocks"
+                )
+            chosen.append(i % n)
+        out.append(chosen)
+    return out
+
+
+def _take_blocks(x: Array, axis: int, chosen: list[int]) -> Array:
+    """The blocks *chosen* (in order) of *x* along *axis*: slices on block boundaries
+    (which keep the blocks as chunks), concatenated when they are not one run."""
+    offsets = [0]
+    for c in x.chunks[axis]:
+        offsets.append(offsets[-1] + c)
+    runs: list[list[int]] = []
+    for i in chosen:
+        if runs and runs[-1][1] == i:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1])
+    lead = (slice(None),) * axis
+    if not runs:  # no blocks: an empty axis
+        return x[lead + (slice(0, 0),)]
+    pieces = [x[lead + (slice(offsets[a], offsets[b]),)] for a, b in runs]
+    if len(pieces) == 1:
+        return pieces[0]
+    return apply("concat", {"axis": axis}, pieces)
 
 
 # ---------------------------------------------------------------------- building arrays

@@ -28,7 +28,34 @@ from cubego.runtime.types import (
     TaskEndEvent,
 )
 
-__all__ = ["ENGINE_OPTIONS", "compute", "execution", "last_stats", "options", "run"]
+__all__ = [
+    "ENGINE_OPTIONS",
+    "compute",
+    "execution",
+    "last_stats",
+    "options",
+    "raise_if_computes",
+    "run",
+]
+
+#: The configuration's ``executor_name`` inside :func:`raise_if_computes` (Cubed's name).
+RAISE_IF_COMPUTES = "raise-if-computes"
+
+
+def raise_if_computes() -> Any:
+    """A context manager in which any computation raises ``RuntimeError`` (as Cubed's).
+
+    For tests that check an operation stays lazy::
+
+        with cubego.raise_if_computes():
+            y = x + 1          # fine: nothing runs
+            y.compute()        # RuntimeError: 'compute' was called
+
+    It sets the configuration's ``executor_name`` to ``"raise-if-computes"`` for
+    the block, so (as in Cubed) a computation given an explicit ``executor=`` still
+    runs. Building plans (``plan``, ``visualize``) never raises.
+    """
+    return config.set({"executor_name": RAISE_IF_COMPUTES})
 
 _last_stats: dict | None = None
 
@@ -82,6 +109,8 @@ def execution(
     candidates = (executor, config.get("executor_name", None), spec.executor)
     chosen = next((e for e in candidates if e is not None), spec.executor_name)
     name = _executor_name(chosen)
+    if name == RAISE_IF_COMPUTES:
+        raise RuntimeError("'compute' was called (inside cubego.raise_if_computes())")
     merged: dict[str, Any] = dict(spec.executor_options)
     if isinstance(getattr(chosen, "options", None), dict):
         merged.update(chosen.options)  # a DagExecutor's own options

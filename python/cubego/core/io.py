@@ -11,7 +11,10 @@ variables set after the process started.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from typing import Any
 
 from cubego.binding import libcubego
@@ -111,6 +114,14 @@ def from_zarr(
     return Array._new(infos[0], spec)
 
 
+def _temporary_store() -> str:
+    """A fresh Zarr store under the system's temporary directory, removed when the
+    process ends (``to_zarr(x, None)``: compute and write, keep nothing)."""
+    directory = tempfile.mkdtemp(prefix="cubego-to-zarr-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return os.path.join(directory, "array.zarr")
+
+
 def _compressors(compressors: Any) -> Any:
     if compressors == "auto":
         return "zstd"  # zarr-python's default for Zarr v3
@@ -173,6 +184,10 @@ def _stored(
     """The array that, when computed, writes x to its target."""
     if not isinstance(x, Array):
         raise TypeError(f"{what}: expected a cubego Array, got {type(x).__name__}")
+    if store is None:
+        if region is not None:
+            raise ValueError(f"{what}: Target store must be specified when setting a region")
+        store = _temporary_store()
     url, inner, options, existing = _location(store, path, storage_options, what)
     if existing or region is not None:
 
@@ -230,9 +245,11 @@ def to_zarr(
     Parameters
     ----------
     x : Array
-    store : str, os.PathLike, zarr.Array or zarr.Group
+    store : str, os.PathLike, zarr.Array, zarr.Group or None
         Where to write. A zarr-python array (or *region*) writes into an
-        existing array; otherwise a new array is created.
+        existing array; otherwise a new array is created. None (as in Cubed's
+        examples) writes to a temporary store removed when the process ends:
+        the computation runs, and nothing is kept.
     path : str, optional
     region : tuple of slice, optional
         Write into this part of the existing array at *store*: slices with a
@@ -302,7 +319,8 @@ def store(
     sources, targets = list(sources), list(targets)
     if len(sources) != len(targets):
         raise ValueError(
-            f"store: {len(sources)} sources but {len(targets)} targets; give one target per source"
+            f"store: Different number of sources ({len(sources)}) and targets ({len(targets)}); "
+            "give one target per source"
         )
     if (
         regions is None
@@ -312,7 +330,10 @@ def store(
         regions = [regions] * len(sources)
     regions = list(regions)
     if len(regions) != len(sources):
-        raise ValueError(f"store: {len(regions)} regions for {len(sources)} sources")
+        raise ValueError(
+            f"store: Different number of sources [{len(sources)}] and targets [{len(targets)}] "
+            f"than regions [{len(regions)}]"
+        )
     stored = [
         _stored(
             x,

@@ -17,7 +17,7 @@ from typing import Any
 from cubego.array_api.creation_functions import asarray
 from cubego.array_api.data_type_functions import result_type
 from cubego.array_api.linear_algebra_functions import matmul
-from cubego.array_api.manipulation_functions import broadcast_to, permute_dims, reshape
+from cubego.array_api.manipulation_functions import broadcast_view, permute_dims, reshape
 from cubego.array_api.statistical_functions import sum as sum_
 from cubego.core.array import Array
 
@@ -146,7 +146,7 @@ def einsum(subscripts: str, /, *operands: Array, dtype: Any = None) -> Array:
                 )
     # broadcast length-1 dimensions (numpy allows them for ellipsis dimensions)
     ops = [
-        broadcast_to(x, tuple(sizes[c] for c in part))
+        broadcast_view(x, tuple(sizes[c] for c in part))
         if tuple(sizes[c] for c in part) != x.shape
         else x
         for part, x in zip(inputs, ops, strict=True)

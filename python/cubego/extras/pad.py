@@ -3,8 +3,9 @@
 ``constant`` with a scalar value is the library's ``pad_constant`` op. The other
 modes pad one axis at a time, as numpy does: the padding on each side is read
 from *x* by a slice (a negative step for mirrored modes) when the positions it
-copies are consecutive, else gathered with ``take``, and joined with ``concat``,
-so *x*'s own blocks are never copied.
+copies are consecutive, else gathered with ``take``, and joined by one
+``concat`` op that writes the padded axis in regular blocks of *x*'s chunk size,
+as Cubed's ``pad`` does.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def _piece(x: Array, axis: int, positions: np.ndarray) -> Array:
     return apply("take", {"indices": [int(i) for i in positions], "axis": axis}, [x])
 
 
+def _regular(n: int, size: int) -> tuple[int, ...]:
+    """*n* elements in blocks of *size* (the last may be smaller)."""
+    size = max(size, 1)
+    return (size,) * (n // size) + ((n % size,) if n % size else ())
+
+
 def pad(
     x: Array,
     pad_width: Any,
@@ -70,7 +77,10 @@ def pad(
     mode : {"constant", "edge", "reflect", "symmetric", "wrap"}
     constant_values : scalar, or pairs per axis like *pad_width* (mode "constant")
     chunks : optional
-        Rechunk the result to these chunks.
+        Rechunk the result to these chunks. By default, in the modes other than
+        ``"constant"``, each padded axis is in regular blocks of *x*'s chunk size
+        (Cubed's chunks for its ``"symmetric"``); ``"constant"`` keeps *x*'s blocks
+        and puts the padding in blocks of its own.
     """
     if not isinstance(x, Array):
         raise TypeError(f"pad: expected a cubego Array, got {type(x).__name__}")
@@ -126,5 +136,8 @@ def pad(
             parts.append(out)
             if after:
                 parts.append(_piece(out, axis, positions[before + n :]))
-            out = concat(parts, axis=axis)
+            # Cubed's chunks: the padded axis in regular blocks of x's chunk size.
+            target = list(out.chunks)
+            target[axis] = _regular(before + n + after, x.chunksize[axis])
+            out = concat(parts, axis=axis, chunks=target)
     return out if chunks is None else out.rechunk(chunks)

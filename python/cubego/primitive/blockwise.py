@@ -758,7 +758,13 @@ def _map_blocks_no_arrays(
     extra: int,
     kwargs: dict,
 ) -> Array:
-    """``map_blocks`` without array arguments: the blocks are those of *chunks*."""
+    """``map_blocks`` without array arguments: the blocks are those of *chunks*.
+
+    As in Cubed, *func* gets an empty block (``numpy.empty`` of the output block's
+    shape and dtype) as its first argument, when its signature has room for one
+    beyond the constants in *args*; a function that takes only keywords such as
+    ``block_id`` (Dask's convention, ``f(block_id=None)``) is called without it.
+    """
     if chunks is None or not all(isinstance(c, (tuple, list)) for c in chunks):
         raise ValueError(
             "map_blocks without array arguments needs chunks: a tuple of block sizes per "
@@ -772,16 +778,20 @@ def _map_blocks_no_arrays(
     info = None
     if has_keyword(func, "block_info"):
         info = {"inputs": {}, "output": (shape, [_starts(c) for c in chunks], dtype)}
+    call: Callable = func
+    if _takes_block(func, len(args)):
+        call = _WithEmptyBlock(func, chunks, dtype)
     fn = _Blockwise(
-        func,
+        call,
         [(None, a) for a in args],
         kwargs,
         in_structs=[],
         splits=[],
         out_struct=None,
-        block_id=has_keyword(func, "block_id"),
+        block_id=has_keyword(func, "block_id") or call is not func,
         block_info=info,
     )
+    fn.name = pyfunc.describe(func)
     return python_op(
         fn,
         "map_blocks",
@@ -793,6 +803,43 @@ def _map_blocks_no_arrays(
         extra_mem=extra,
         label=pyfunc.describe(func),
     )
+
+
+def _takes_block(func: Callable, n_constants: int) -> bool:
+    """Whether *func* has a positional parameter for a block beyond *n_constants*
+    constants (``block_id`` and ``block_info`` do not count); True when its
+    signature cannot be read."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = 0
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            return True
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in (
+            "block_id",
+            "block_info",
+        ):
+            positional += 1
+    return positional > n_constants
+
+
+class _WithEmptyBlock:
+    """Calls *func* with an empty block of the output block's shape first (Cubed's
+    ``map_blocks`` without arrays); passes ``block_id`` on only if *func* takes it."""
+
+    def __init__(self, func: Callable, chunks: tuple, dtype: np.dtype):
+        self.func = func
+        self.chunks = chunks
+        self.dtype = dtype
+        self.pass_block_id = has_keyword(func, "block_id")
+
+    def __call__(self, *args: Any, block_id: tuple, **kwargs: Any) -> Any:
+        shape = tuple(axis[i] for axis, i in zip(self.chunks, block_id, strict=True))
+        if self.pass_block_id:
+            kwargs["block_id"] = block_id
+        return self.func(np.empty(shape, dtype=self.dtype), *args, **kwargs)
 
 
 # ---------------------------------------------------------------------- lazy sources

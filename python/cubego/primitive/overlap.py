@@ -25,12 +25,15 @@ from cubego.binding import pyfunc
 from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array
 from cubego.primitive.blockwise import (
+    _FULL,
     _as_array,
+    _block_info,
     _common_chunks,
     _first_spec,
     _infer_dtype,
     _ranges,
     _ranges_map,
+    _starts,
     has_keyword,
     python_op,
 )
@@ -93,6 +96,57 @@ def _boundary_per_axis(boundary: Any, ndim: int) -> list[Any]:
     return values
 
 
+def _as_list(axes: Any) -> list:
+    if axes is None:
+        return []
+    return [axes] if isinstance(axes, numbers.Integral) else list(axes)
+
+
+def _axis_list(axes: Any, ndim: int, what: str) -> list[int]:
+    """*axes* (None, an int or a sequence) normalised against *ndim* dimensions."""
+    out = []
+    for a in _as_list(axes):
+        if not isinstance(a, numbers.Integral) or isinstance(a, bool):
+            raise TypeError(f"map_overlap: {what} must be ints, got {a!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(
+                f"map_overlap: {what} {a} is out of range for an output of {ndim} dimensions"
+            )
+        if a % ndim in out:
+            raise ValueError(f"map_overlap: repeated {what} {a}")
+        out.append(int(a) % ndim)
+    return sorted(out)
+
+
+def _result_chunks(chunks: Any, blocks: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The ``chunks=`` of ``map_overlap`` against the output block grid *blocks*."""
+    if not isinstance(chunks, (tuple, list)) or len(chunks) != len(blocks):
+        raise ValueError(
+            f"map_overlap: chunks {chunks!r} needs one entry per output dimension ({len(blocks)})"
+        )
+    out = []
+    for p, (c, grid) in enumerate(zip(chunks, blocks, strict=True)):
+        if isinstance(c, numbers.Integral) and not isinstance(c, bool):
+            sizes = (int(c),) * len(grid)
+        elif isinstance(c, (tuple, list)) and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in c
+        ):
+            sizes = tuple(int(v) for v in c)
+        else:
+            raise TypeError(
+                f"map_overlap: chunks for output axis {p} must be an int or ints, got {c!r}"
+            )
+        if len(sizes) != len(grid):
+            raise ValueError(
+                f"map_overlap: chunks {sizes} for output axis {p} have {len(sizes)} blocks, but "
+                f"the output has {len(grid)} blocks along it"
+            )
+        if any(v < 0 for v in sizes):
+            raise ValueError(f"map_overlap: negative chunk size in {sizes}")
+        out.append(sizes)
+    return out
+
+
 def _minimum_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:
     """Merge blocks smaller than *size* into their neighbours so every block has at least *size*."""
     if sum(chunks) < size:
@@ -110,27 +164,36 @@ def _minimum_chunks(chunks: tuple[int, ...], size: int) -> tuple[int, ...]:
 
 
 class _Overlap:
-    """The task function of ``map_overlap``: pad the edges, call, trim."""
+    """The task function of ``map_overlap``: pad the edges, call, trim.
+
+    Input axis *a* is output axis ``out_pos[a]`` (None when dropped: it is read
+    whole, as one block).
+    """
 
     def __init__(
         self,
         func: Callable,
         kwargs: dict,
         pads: list[list],
-        trims: list,
+        trims: list | None,
         numblocks: tuple,
+        out_pos: list[int | None],
         block_id: bool,
+        block_info: dict | None,
     ):
         self.func = func
         self.kwargs = kwargs
         self.pads = pads  # per array: (axis, before, after, mode, value) for edges padded here
-        self.trims = trims  # per axis: (before, after, boundary is "none")
-        self.numblocks = numblocks
+        self.trims = trims  # per input axis: (before, after, boundary is "none")
+        self.numblocks = numblocks  # per input axis
+        self.out_pos = out_pos
         self.block_id = block_id
+        self.block_info = block_info
         self.name = pyfunc.describe(func)
 
     def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: pyfunc.Task) -> None:
-        block = task.block
+        out_block = tuple(task.block)
+        block = [0 if p is None else out_block[p] for p in self.out_pos]  # per input axis
         args = []
         for x, pads in zip(inputs, self.pads, strict=True):
             for axis, before, after, mode, value in pads:
@@ -147,16 +210,20 @@ class _Overlap:
             args.append(x)
         kwargs = self.kwargs
         if self.block_id:
-            kwargs = dict(kwargs, block_id=block)
+            kwargs = dict(kwargs, block_id=out_block)
+        if self.block_info is not None:
+            kwargs = dict(kwargs, block_info=_block_info(self.block_info, out_block))
         result = self.func(*args, **kwargs)
         if self.trims is not None:
             result = np.asarray(result)
-            index = []
+            index = [slice(None)] * result.ndim
             for axis, (before, after, none) in enumerate(self.trims):
+                pos = self.out_pos[axis]
+                if pos is None or pos >= result.ndim:
+                    continue
                 lo = 0 if none and block[axis] == 0 else before
                 hi = 0 if none and block[axis] == self.numblocks[axis] - 1 else after
-                if result.ndim > axis:
-                    index.append(slice(lo, result.shape[axis] - hi))
+                index[pos] = slice(lo, result.shape[pos] - hi)
             result = result[tuple(index)]
         pyfunc.write_block(out, result, task, self.name)
 
@@ -213,13 +280,25 @@ def map_overlap(
         blocks are an error).
     dtype : dtype, optional
         Inferred from one-element blocks if omitted.
+    chunks : tuple, optional
+        The block sizes of *func*'s results when they differ from the (extended)
+        input blocks, per output dimension an int (every block) or a tuple (one
+        size per block). As in Dask these are the results before trimming: with
+        ``trim=True`` the output blocks are *chunks* less the depth trimmed from
+        them. Cubed's usage is ``trim=False`` with *chunks* the output's chunks.
+    drop_axis : int or sequence of ints, optional
+        Input dimensions *func* removes. Each is read whole (its blocks merged
+        into one, so the memory of a task grows with it).
+    new_axis : int or sequence of ints, optional
+        Positions in the output of dimensions *func* adds (their length from
+        *chunks*, default 1).
     extra_projected_mem : int, optional
         Bytes *func* allocates per call beyond its result.
     **kwargs
-        Passed to every call; ``block_id`` too if *func* takes it.
+        Passed to every call; ``block_id`` (the output block's coordinates) and
+        ``block_info`` (Dask's dict; an input's ``"array-location"`` is its block
+        before the overlap extends it) too if *func* takes them.
     """
-    if chunks is not None or drop_axis is not None or new_axis is not None:
-        raise NotImplementedError("map_overlap does not support chunks, drop_axis or new_axis")
     if not args:
         raise ValueError("map_overlap needs at least one array")
     spec = _first_spec(args)
@@ -249,6 +328,9 @@ def map_overlap(
         blocks = list(arrays[0].chunks)
         if any(a.chunks != arrays[0].chunks for a in arrays):
             raise ValueError("map_overlap: arrays have different chunks; use align_arrays=True")
+    drops = _axis_list(drop_axis, ndim, "drop_axis")
+    for axis in drops:
+        blocks[axis] = (shape[axis],) if shape[axis] else blocks[axis]
     for axis in range(ndim):
         need = max(max(d[axis]) for d in depths)
         if need and shape[axis] and need > min(blocks[axis]):
@@ -259,6 +341,16 @@ def map_overlap(
                 )
             blocks[axis] = _minimum_chunks(blocks[axis], need)
     numblocks = tuple(len(c) for c in blocks)
+    kept = [axis for axis in range(ndim) if axis not in drops]
+    out_ndim = len(kept) + (0 if new_axis is None else len(_as_list(new_axis)))
+    if new_axis is None and chunks is not None and len(chunks) > len(kept):
+        new_axis = list(range(len(chunks) - len(kept)))  # Dask: new leading axes
+        out_ndim = len(chunks)
+    news = _axis_list(new_axis, out_ndim, "new_axis")
+    out_axes = [p for p in range(out_ndim) if p not in news]  # positions of the kept axes
+    out_pos: list[int | None] = [None] * ndim
+    for axis, p in zip(kept, out_axes, strict=True):
+        out_pos[axis] = p
 
     inputs, pads = [], []
     extra = int(extra_projected_mem)
@@ -277,7 +369,8 @@ def map_overlap(
                     if b != "none":
                         mode = _PAD_MODES.get(b, "constant") if isinstance(b, str) else "constant"
                         mine.append((axis, before, after, mode, None if isinstance(b, str) else b))
-            dims.append(_ranges_map(axis, rs))
+            p = out_pos[axis]
+            dims.append(_FULL if p is None else _ranges_map(p, rs))
             padded_elems *= max(blocks[axis]) + before + after
         inputs.append((a, dims))
         pads.append(mine)
@@ -285,26 +378,60 @@ def map_overlap(
             extra += padded_elems * a.dtype.itemsize
 
     first_depth, first_boundary = depths[0], boundaries[0]
+    # Per input axis and block: the elements the overlap adds before and after it.
+    added = []
+    for axis in range(ndim):
+        (before, after), none = first_depth[axis], first_boundary[axis] == "none"
+        n = len(blocks[axis])
+        added.append(
+            [
+                (0 if none and i == 0 else before, 0 if none and i == n - 1 else after)
+                for i in range(n)
+            ]
+        )
+    trims = None
     if trim:
-        out_chunks = blocks
         trims = [
             (b, a, bnd == "none") for (b, a), bnd in zip(first_depth, first_boundary, strict=True)
         ]
-    else:
-        out_chunks, trims = [], None
-        for axis in range(ndim):
-            (before, after), bnd = first_depth[axis], first_boundary[axis]
-            none = bnd == "none"
-            sizes = []
-            for i, c in enumerate(blocks[axis]):
-                lo = 0 if none and i == 0 else before
-                hi = 0 if none and i == len(blocks[axis]) - 1 else after
-                sizes.append(c + lo + hi)
-            out_chunks.append(tuple(sizes))
+    # The blocks func returns: the extended blocks, or chunks=.
+    results: list[tuple[int, ...]] = [()] * out_ndim
+    for axis in kept:
+        extended = zip(blocks[axis], added[axis], strict=True)
+        results[out_pos[axis]] = tuple(c + lo + hi for c, (lo, hi) in extended)
+    for p in news:
+        results[p] = (1,)
+    if chunks is not None:
+        results = _result_chunks(chunks, results)
+    out_chunks = list(results)
+    if trim:
+        for axis in kept:
+            p = out_pos[axis]
+            out_chunks[p] = tuple(c - lo - hi for c, (lo, hi) in zip(results[p], added[axis]))
+            if any(c < 0 for c in out_chunks[p]):
+                raise ValueError(
+                    f"map_overlap: chunks {results[p]} of output axis {p} are smaller than the "
+                    f"depth trimmed from them (trim=True)"
+                )
     if dtype is None:
-        dtype = _infer_dtype(func, arrays, kwargs, "map_overlap", ndim)
+        dtype = _infer_dtype(func, arrays, kwargs, "map_overlap", out_ndim)
     dtype = _dtypes.normalize_any(dtype)
-    fn = _Overlap(func, kwargs, pads, trims, numblocks, has_keyword(func, "block_id"))
+    info = None
+    if has_keyword(func, "block_info"):
+        info = {
+            "inputs": {
+                i: (a.shape, numblocks, [_starts(c) for c in blocks], out_pos)
+                for i, a in enumerate(arrays)
+            },
+            "output": (
+                tuple(sum(c) for c in out_chunks),
+                [_starts(c) for c in out_chunks],
+                dtype,
+            ),
+        }
+    fn = _Overlap(
+        func, kwargs, pads, trims, numblocks, out_pos, has_keyword(func, "block_id"), info
+    )
     out_shape = tuple(sum(c) for c in out_chunks)
     return python_op(
         fn,
