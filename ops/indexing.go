@@ -183,9 +183,9 @@ func slicedChunks(in []int, start, step, count int) ([]int, error) {
 		}
 		return out, nil
 	}
-	c, s := max(plan.MaxChunk(in), 1), max(step, -step)
-	if c >= s {
-		c -= c % s
+	c := max(plan.MaxChunk(in), 1)
+	if -c <= step && step <= c { // |step| <= c, without negating math.MinInt
+		c -= c % max(step, -step)
 	}
 	return plan.RegularChunks(count, c)
 }
