@@ -27,7 +27,7 @@ __all__ = ["run_batch", "run_batch_traced"]
 TRANSIENT = (OSError, MemoryError)
 
 
-def run_batch(graph: str, options: dict, batch: dict) -> dict[str, Any]:
+def run_batch(graph: str | bytes, options: dict, batch: dict) -> dict[str, Any]:
     """Run *batch* of the plan of *graph*; return ``{"stats": [...]}`` or the error.
 
     Never raises for a failed task: the error goes back as ``{"error": message,
@@ -77,8 +77,14 @@ def run_batch_traced(graph: str, options: dict, batch: dict, memray_dir: str) ->
     # Chunk buffers an earlier task freed are kept for reuse: release them, so
     # that the traced task's buffers are fresh mallocs memray sees.
     libcubego.free_os_memory()
+    # Encoded and decoded (the library caches the plan) before tracing: the
+    # graph holds in-memory inputs, and the trace is of the task alone.
+    encoded = graph.encode()
+    warm = run_batch(encoded, options, dict(batch, blocks=[]))
+    if "error" in warm:
+        return warm
     with memray.Tracker(destination=destination, native_traces=True):
-        result = run_batch(graph, options, dict(batch, blocks=[first]))
+        result = run_batch(encoded, options, dict(batch, blocks=[first]))
     if "error" in result:
         return result
     stats.extend(result["stats"])
