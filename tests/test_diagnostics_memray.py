@@ -114,3 +114,15 @@ def test_single_threaded_and_registered_with_with(tmp_path):
 def test_bad_threshold(threshold, error):
     with pytest.raises(error, match="mem_threshold"):
         MemrayCallback(mem_threshold=threshold)
+
+
+def test_processes_executor_traces_in_workers(tmp_path):
+    # the workers trace their own first tasks, into the coordinator's directory
+    x = cubego.ones((2000, 2000), chunks=(1000, 1000), spec=cubego.Spec(allowed_mem="200MB"))
+    cb = MemrayCallback(mem_threshold=5 * MB, directory=tmp_path)
+    seen = _Plan()
+    result = (x * 2).compute(callbacks=[cb, seen], executor="processes", max_workers=1)
+    np.testing.assert_array_equal(result, np.full((2000, 2000), 2.0))
+    (op,) = seen.plan.ops
+    assert (tmp_path / seen.compute_id / "memray" / f"{op.name}.bin").is_file()
+    assert 2 * 8 * MB <= cb.stats[op.name].peak_memory_allocated <= op.projected_mem
