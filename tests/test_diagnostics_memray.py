@@ -126,3 +126,9 @@ def test_processes_executor_traces_in_workers(tmp_path):
     (op,) = seen.plan.ops
     assert (tmp_path / seen.compute_id / "memray" / f"{op.name}.bin").is_file()
     assert 2 * 8 * MB <= cb.stats[op.name].peak_memory_allocated <= op.projected_mem
+
+
+def test_unknown_executor_option_is_refused(tmp_path):
+    x = cubego.ones((4, 4), chunks=2, spec=cubego.Spec(allowed_mem="100MB"))
+    with pytest.raises(ValueError, match="max_wokers"):
+        x.compute(callbacks=[MemrayCallback(directory=tmp_path)], max_wokers=2)

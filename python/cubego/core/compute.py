@@ -241,6 +241,9 @@ def run(
     if remote is None and history is not None:
         # Traced: the tasks run one batch at a time in this thread, so that each
         # traced task runs alone (see runtime.worker.run_batch_traced).
+        unknown = sorted(set(opts) - ENGINE_OPTIONS - {"executor"})
+        if unknown:
+            raise ValueError(f"unknown compute option(s): {', '.join(unknown)}")
         opts = {k: v for k, v in opts.items() if k in ENGINE_OPTIONS}
         opts.update(runner="remote", max_workers=1)
         remote = _INLINE
