@@ -53,6 +53,7 @@ func cg_set_gc_percent(percent C.int32_t, previous *C.int32_t) (status C.int32_t
 //export cg_free_os_memory
 func cg_free_os_memory() (status C.int32_t) {
 	defer guard(&status, nil)
+	engine.ProcessAllocator().ReleasePooled()
 	debug.FreeOSMemory()
 	return statusOK
 }

@@ -115,6 +115,21 @@ func (a *Allocator) Free(b []byte) {
 	}
 }
 
+// ReleasePooled returns every kept freed buffer to C memory, keeping the
+// pool limit: the next allocations are fresh mallocs (what a memory profiler
+// tracing one task needs to see its buffers).
+func (a *Allocator) ReleasePooled() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for size, bufs := range a.free {
+		for _, b := range bufs {
+			a.mem.Free(b)
+		}
+		delete(a.free, size)
+	}
+	a.pooled = 0
+}
+
 // Pooled returns the bytes of freed buffers kept for reuse.
 func (a *Allocator) Pooled() int64 {
 	a.mu.Lock()

@@ -183,5 +183,9 @@ def test_visualize_rejects_unknown_format_and_engine(tmp_path, spec):
     y = cubego.ones((4,), chunks=2, spec=spec) + 1
     with pytest.raises(ValueError, match="format"):
         cubego.visualize(y, filename=tmp_path / "x", format="bmp-ish")
-    with pytest.raises(NotImplementedError, match="cytoscape"):
-        cubego.visualize(y, filename=tmp_path / "x", engine="cytoscape")
+    with pytest.raises(ValueError, match="engine 'bokeh'"):
+        cubego.visualize(y, filename=tmp_path / "x", engine="bokeh")
+    with pytest.raises(ValueError, match="html"):
+        cubego.visualize(y, filename=tmp_path / "x", engine="cytoscape", format="svg")
+    with pytest.raises(ValueError, match="rankdir"):
+        cubego.visualize(y, filename=tmp_path / "x", engine="cytoscape", rankdir="up")

@@ -751,16 +751,21 @@ def arrays_from_json(graph: str) -> list[dict]:
     return json.loads(_take_string(out))["arrays"]
 
 
-def run_tasks(graph: str, options: dict, batch: dict) -> list[dict]:
+def run_tasks(graph: str | bytes, options: dict, batch: dict) -> list[dict]:
     """``cg_run_tasks``: run a batch of tasks of a plan in this process (a worker's call).
 
     *graph* is :func:`arrays_to_json` of the computation's arrays, *options* its
     fusion options; the plan rebuilt from them is cached, so the batches of one
     computation decode it once per process. Returns each task's stats.
+    *graph* may be given encoded (UTF-8), saving a copy per call.
     """
     lib = library()
     sync_environ()
-    args = (graph.encode(), json.dumps(options).encode(), json.dumps(batch).encode())
+    args = (
+        graph if isinstance(graph, bytes) else graph.encode(),
+        json.dumps(options).encode(),
+        json.dumps(batch).encode(),
+    )
 
     def call() -> list[dict]:
         out, err = ctypes.c_void_p(), ctypes.c_void_p()

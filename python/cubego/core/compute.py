@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,13 @@ from cubego.core.config import config
 from cubego.core.plan import FinalizedPlan, fusion_options, handles, install_execute
 from cubego.core.spec import common, parse_size
 from cubego.runtime.create import EXECUTORS, create_executor, is_remote
-from cubego.runtime.remote import ENGINE_OPTIONS, PROCESSES_OPTIONS, RemoteExecutor, drive
+from cubego.runtime.remote import (
+    ENGINE_OPTIONS,
+    PROCESSES_OPTIONS,
+    InlineSession,
+    RemoteExecutor,
+    drive,
+)
 from cubego.runtime.types import (
     Callback,
     ComputeEndEvent,
@@ -180,6 +187,18 @@ class _Dispatcher:
         self.compute_id = ""
         self.plan: FinalizedPlan | None = None
 
+    def memray_dir(self, history: Path) -> str:
+        """``<history>/<compute_id>/memray``, absolute (workers may run elsewhere).
+
+        Dispatches the events polled so far if the computation's start has not
+        been seen yet: its id names the directory.
+        """
+        if not self.compute_id:
+            self()
+        if not self.compute_id:
+            raise RuntimeError("cubego: a task was queued before the computation's start event")
+        return str((history / self.compute_id / "memray").resolve())
+
     def _call(self, hook: str, event: Any) -> None:
         for cb in self.callbacks:
             method = getattr(cb, hook, None)
@@ -247,6 +266,16 @@ def run(
     array_handles = handles(arrays, "compute")
     opts, remote = execution(arrays, executor, optimize_graph, kwargs)
     dispatch = _Dispatcher if callbacks else None
+    history = _memray_history(callbacks)
+    if remote is None and history is not None:
+        # Traced: the tasks run one batch at a time in this thread, so that each
+        # traced task runs alone (see runtime.worker.run_batch_traced).
+        unknown = sorted(set(opts) - ENGINE_OPTIONS - {"executor"})
+        if unknown:
+            raise ValueError(f"unknown compute option(s): {', '.join(unknown)}")
+        opts = {k: v for k, v in opts.items() if k in ENGINE_OPTIONS}
+        opts.update(runner="remote", max_workers=1)
+        remote = _INLINE
     if remote is None:
         job = libcubego.compute(array_handles, opts)
         try:
@@ -266,9 +295,11 @@ def run(
         job = libcubego.compute(array_handles, opts)
         try:
             worker_options = job.worker_options()
-            drive(
-                job, session, graph, worker_options, dispatch(job, callbacks) if dispatch else None
-            )
+            on_cycle = dispatch(job, callbacks) if dispatch else None
+            memray_dir = None
+            if history is not None:
+                memray_dir = lambda: on_cycle.memray_dir(history)  # noqa: E731
+            drive(job, session, graph, worker_options, on_cycle, memray_dir)
             _last_stats = job.stats()
         except BaseException:
             job.release()
@@ -278,6 +309,39 @@ def run(
         if getattr(remote, "created_for_compute", False):
             remote.close()
     return job
+
+
+class _InlineExecutor(RemoteExecutor):
+    """The in-process executors' stand-in while memray traces a computation."""
+
+    name = "inline"
+
+    def open(self, allowed_mem: int) -> InlineSession:
+        return InlineSession()
+
+
+_INLINE = _InlineExecutor()
+
+
+def _memray_history(callbacks: list[Any]) -> Path | None:
+    """The history directory of the first callback asking for memray traces, if any.
+
+    A callback asks by having a ``memray_directory`` (``MemrayCallback``): the
+    first task of every operation is then traced with memray into
+    ``<memray_directory>/<compute_id>/memray/<op>.bin``, as Cubed's executors do.
+    """
+    for cb in callbacks:
+        directory = getattr(cb, "memray_directory", None)
+        if directory is not None:
+            try:
+                import memray  # noqa: F401
+            except ImportError as e:
+                raise ImportError(
+                    f"{type(cb).__name__} traces tasks with memray, which is not installed; "
+                    "install cubego's diagnostics extra: pip install 'cubego[diagnostics]'"
+                ) from e
+            return Path(directory)
+    return None
 
 
 def _execute(arrays: tuple[Any, ...], executor: Any, optimize_graph: bool, kwargs: dict) -> None:

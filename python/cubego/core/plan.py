@@ -350,7 +350,7 @@ class FinalizedPlan:
 
     def visualize(
         self,
-        filename: str | os.PathLike = "cubego",
+        filename: str | os.PathLike | None = "cubego",
         format: str | None = None,
         rankdir: str = "TB",
         show_hidden: bool = False,
@@ -544,7 +544,7 @@ _IMAGE_FORMATS = ("svg", "png", "pdf", "jpg", "jpeg", "gif")
 
 def visualize(
     *arrays: Any,
-    filename: str | os.PathLike = "cubego",
+    filename: str | os.PathLike | None = "cubego",
     format: str | None = None,
     optimize_graph: bool = True,
     show_hidden: bool = False,
@@ -558,42 +558,59 @@ def visualize(
     memory, filled red when over ``allowed_mem``; arrays are ellipses, dashed when
     virtual (generated where they are read, never stored) and bold when outputs.
 
-    The graph is always written as Graphviz DOT text to ``<filename>.dot``; when the
-    ``dot`` program is installed it is also rendered to ``<filename>.<format>``.
+    With Graphviz (the default engine) the graph is always written as DOT text to
+    ``<filename>.dot``; when the ``dot`` program is installed it is also rendered to
+    ``<filename>.<format>``. With ``engine="cytoscape"`` (ipycytoscape) the result is
+    an interactive widget, also written to ``<filename>.html`` (a page embedding it)
+    unless *filename* is None, as Cubed's.
 
     Parameters
     ----------
     *arrays : Array
     filename : str or os.PathLike, default "cubego"
-        Path without extension.
+        Path without extension (None: no file, for ``engine="cytoscape"``).
     format : str, optional
-        ``"svg"`` (default), ``"png"``, ``"pdf"``, or ``"dot"`` for the DOT text only.
+        ``"svg"`` (default), ``"png"``, ``"pdf"``, or ``"dot"`` for the DOT text only;
+        ``"html"`` (the only one) for ``engine="cytoscape"``.
     optimize_graph : bool, default True
         Show the fused plan that ``compute`` runs.
     show_hidden : bool, default False
         Accepted for Cubed compatibility; cubego's plans have no hidden operations.
-    engine : {None, "graphviz"}
-        Only Graphviz is supported.
+    engine : {None, "graphviz", "cytoscape"}
+        Graphviz (default), or an ipycytoscape widget (``cubego.diagnostics.cytoscape``).
     rankdir : {"TB", "LR", "BT", "RL"}, default "TB"
-        Graphviz's direction of the graph.
+        The direction of the graph (Graphviz's, or the dagre layout's).
     **fusion
         The fusion bounds ``max_total_source_arrays`` and ``max_total_num_input_blocks``,
         as for ``compute``.
 
     Returns
     -------
-    IPython.display.SVG or Image, or str
+    IPython.display.SVG or Image, or str, or ipycytoscape.CytoscapeWidget
         The rendered image for a notebook when IPython is installed, else the path of
-        the file written (the image, or the DOT file without ``dot``).
+        the file written (the image, or the DOT file without ``dot``); the widget for
+        ``engine="cytoscape"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown engine, format or rankdir.
+    ImportError
+        For ``engine="cytoscape"`` without ipycytoscape.
     """
-    if engine not in (None, "graphviz"):
-        raise NotImplementedError(f"visualize: engine {engine!r} is not supported; use 'graphviz'")
-    fmt = (format or "svg").lower().lstrip(".")
-    if fmt != "dot" and fmt not in _IMAGE_FORMATS:
+    if engine not in (None, "graphviz", "cytoscape"):
+        raise ValueError(
+            f"visualize: unknown engine {engine!r}; use 'graphviz' (default) or 'cytoscape'"
+        )
+    cytoscape = engine == "cytoscape"
+    fmt = (format or ("html" if cytoscape else "svg")).lower().lstrip(".")
+    if cytoscape and fmt != "html":
+        raise ValueError(f"visualize: engine 'cytoscape' writes html, not {format!r}")
+    if not cytoscape and fmt != "dot" and fmt not in _IMAGE_FORMATS:
         raise ValueError(f"visualize: unsupported format {format!r}; use svg, png, pdf or dot")
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"visualize: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
-    info = plan_info(*arrays, optimize_graph=optimize_graph, dot=True, **fusion)
+    info = plan_info(*arrays, optimize_graph=optimize_graph, dot=not cytoscape, **fusion)
     finalized = FinalizedPlan(info)
     if finalized.exceeds_memory:
         over = finalized.ops_exceeding_memory
@@ -607,6 +624,8 @@ def visualize(
             UserWarning,
             stacklevel=2,
         )
+    if cytoscape:
+        return _cytoscape(finalized, filename, rankdir)
     base = os.fspath(filename)
     dot_path = Path(base + ".dot")
     dot = info["dot"]
@@ -632,6 +651,20 @@ def visualize(
     if proc.returncode != 0:
         raise RuntimeError(f"visualize: dot failed: {proc.stderr.strip()}")
     return _display(image, fmt)
+
+
+def _cytoscape(plan: FinalizedPlan, filename: str | os.PathLike | None, rankdir: str) -> Any:
+    """The plan's ipycytoscape widget, also written to ``<filename>.html`` unless None."""
+    from cubego.diagnostics.cytoscape import plan_widget
+
+    widget = plan_widget(plan, rankdir=rankdir)
+    if filename is not None:
+        from ipywidgets.embed import embed_minimal_html
+
+        embed_minimal_html(
+            os.fspath(filename) + ".html", views=[widget], title="cubego plan", drop_defaults=False
+        )
+    return widget
 
 
 def _display(image: Path, fmt: str) -> Any:

@@ -9,6 +9,10 @@
 * :class:`MemoryWarningCallback`: warns when measured memory passed the budget.
 * ``cubego.diagnostics.widgets``: ``LivePlanViewer``, ``LiveMemoryViewer`` and
   ``LiveTimelineViewer``, live Jupyter widgets (ipywidgets), at Cubed's module path.
+* ``cubego.diagnostics.memray.MemrayCallback``: a memray trace of each operation's
+  first task and its statistics, at Cubed's module path.
+* ``cubego.diagnostics.cytoscape``: the plan as an ipycytoscape widget, what
+  ``visualize(engine="cytoscape")`` returns.
 
 The optional dependencies come with ``pip install 'cubego[diagnostics]'``; they
 are imported when a callback is created, never by ``import cubego``.

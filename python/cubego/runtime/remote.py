@@ -21,10 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from cubego.runtime.types import DagExecutor
-from cubego.runtime.worker import run_batch
+from cubego.runtime.worker import run_batch, run_batch_traced
 
 __all__ = [
     "ENGINE_OPTIONS",
+    "InlineSession",
     "PASSED_OVER",
     "PROCESSES_OPTIONS",
     "RemoteExecutor",
@@ -96,6 +97,25 @@ class Session:
         self.close()
 
 
+class InlineSession(Session):
+    """Runs each call at once in the calling thread: one batch at a time, in this process.
+
+    What a computation whose tasks are traced with memray (``MemrayCallback``)
+    runs on in place of the in-process executors, so that a traced task runs
+    alone and the traces are of this process.
+    """
+
+    max_workers = 1
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as e:  # noqa: BLE001 - the future carries it, as a pool's would
+            future.set_exception(e)
+        return future
+
+
 class RemoteExecutor(DagExecutor):
     """An executor whose tasks run in other processes or machines.
 
@@ -160,6 +180,7 @@ def drive(
     graph: str,
     options: dict,
     on_cycle: Callable[[], None] | None = None,
+    memray_dir: Callable[[], str] | None = None,
 ) -> None:
     """Run *job* (started with ``"runner": "remote"``) on *session* until it finishes.
 
@@ -167,13 +188,20 @@ def drive(
     each as its future completes (so a lost worker costs only its own calls), and
     calls *on_cycle* (event dispatch) in between. On failure the original exception
     of a chunk function that raised in a worker is raised, as in process.
+    With *memray_dir* (called when the first batch is submitted), the first task
+    of every operation is traced with memray into that directory
+    (:func:`~cubego.runtime.worker.run_batch_traced`).
     """
     inflight: dict[concurrent.futures.Future, dict] = {}
     raised: list[BaseException] = []
 
     def pump() -> None:
         for batch in job.poll_batches(timeout_ms=0 if inflight else 20):
-            inflight[session.submit(run_batch, graph, options, batch)] = batch
+            if memray_dir is None:
+                future = session.submit(run_batch, graph, options, batch)
+            else:
+                future = session.submit(run_batch_traced, graph, options, batch, memray_dir())
+            inflight[future] = batch
         if inflight:
             done, _ = concurrent.futures.wait(
                 list(inflight), timeout=0.02, return_when=concurrent.futures.FIRST_COMPLETED
