@@ -105,7 +105,7 @@ def cases(draw):
                                  "transpose", "concat", "matmul", "ones", "arange"]))
     shape = draw(shapes)
     return kind, shape, draw(st.sampled_from(DTYPES)), draw(chunks_for(shape)), draw(
-        st.sampled_from(["100B", "2KB", "1MB", "500MB", "500MB", "500MB"])), draw(
+        st.sampled_from(["100B", "2kB", "1MB", "500MB", "500MB", "500MB"])), draw(
         st.sampled_from(["threads", "single-threaded"])), draw(st.data())
 
 

@@ -115,7 +115,9 @@ def test_tsqr_recurses_when_the_stacked_factors_do_not_fit(tmp_path):
     # so the factors are factorized by TSQR again, level after level.
     a = _tall((4096, 4), seed=3)
     spec = cubego.Spec(work_dir=tmp_path, allowed_mem=40_000)
-    x = cubego.asarray(a, chunks=(16, 4), spec=spec)
+    x = cubego.from_array(
+        a, chunks=(16, 4), spec=spec
+    )  # larger than allowed_mem: asarray refuses it, as Cubed
     q, r = cubego.linalg.qr(x)
     p = _assert_plan_fits(q, r)
     assert sum(op.func == "qr" for op in p.ops) >= 4  # two levels of factors, and Q

@@ -94,7 +94,7 @@ def test_rechunk_min_mem_chooses_the_stages():
     n = 512  # 2 MB of float64
     spec = cubego.Spec(allowed_mem="1MB")
     data = np.arange(n * n, dtype=np.float64).reshape(n, n)
-    x = cubego.asarray(data, chunks=(1, n), spec=spec)
+    x = cubego.from_array(data, chunks=(1, n), spec=spec)
 
     def intermediate_chunks(y):
         plan = y.plan()
