@@ -45,6 +45,24 @@
 // contiguous a loop runs once over the whole chunk; otherwise the shape is
 // coalesced and walked row by row, and inputs whose rows are strided or
 // broadcast are first gathered into small scratch blocks.
+//
+// # Vector loops
+//
+// Built with GOEXPERIMENT=simd on amd64 with AVX2 (the library's build),
+// some (op, dtype) loops are hand-vectorised with simd/archsimd
+// (vector_amd64.go, registered in vector.go's tables) and replace the
+// generated ones: add, subtract and multiply, the six comparisons, sqrt,
+// exp and log (also FMA), and the min and max reductions, for float64,
+// float32, int32 and (add, subtract, comparisons) int64. Each means exactly
+// what the loop it replaces means: vector_test.go compares them element by
+// element on hostile inputs (NaN payloads, infinities, signed zeros,
+// subnormals, every tail length). The reductions fall back to the scalar
+// loop for a run holding a NaN or whose extreme is a zero, so NaN propagates
+// and max(-0, +0) is +0 as in the scalar loops; exp and log are polynomial
+// kernels within 1 ULP of math.Exp and math.Log, and compute every lane
+// outside their normal range (overflow, underflow, subnormal, zero,
+// negative, infinite or NaN input) with the scalar function, so special
+// values have the same bits.
 package kernels
 
 //go:generate go run gen_loops.go
