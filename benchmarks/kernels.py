@@ -51,8 +51,11 @@ DTYPE = {"float64": np.float64, "float32": np.float32, "int32": np.int32, "int64
 def operands(name: str):
     dt = next((DTYPE[k] for k in DTYPE if f"/{k}" in name), np.float64)
     rng = np.random.default_rng(0)
-    a = (rng.random(N) * 100 + 1).astype(dt)
-    b = (rng.random(N) * 100 + 1).astype(dt)
+    if np.issubdtype(dt, np.floating):  # as the Go benchmarks' data: uniform in [0.5, 1.5)
+        a, b = (rng.random(N) + 0.5).astype(dt), (rng.random(N) + 0.5).astype(dt)
+    else:
+        a = (rng.random(N) * 100 + 1).astype(dt)
+        b = (rng.random(N) * 100 + 1).astype(dt)
     # Both sides write into preallocated outputs (comparisons into bools).
     return a, b, np.empty(N, dtype=bool if "/less/" in name else dt)
 
