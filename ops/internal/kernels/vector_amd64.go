@@ -214,11 +214,6 @@ var bitBytes = func() (t [256]uint64) {
 	return t
 }()
 
-// putBools stores the 8 Bool elements of v (bitBytes) in d[:8].
-func putBools(d []uint8, v uint64) {
-	*(*uint64)(unsafe.Pointer(&d[:8][0])) = v
-}
-
 // compareScalar is the comparison loop of the generated table (the tails
 // of the vector loops).
 func compareScalar[T integer | float](c int, d []uint8, xs, ys []T) {
@@ -245,118 +240,139 @@ func compareScalar[T integer | float](c int, d []uint8, xs, ys []T) {
 }
 
 // compareFloat64 is d[i] = b2u(xs[i] op ys[i]) for the comparison c, with
-// IEEE semantics (every comparison with NaN is false except not_equal).
+// IEEE semantics (every comparison with NaN is false except not_equal), 16
+// elements an iteration. The comparison is picked inside the loop (a
+// predictable branch); the lane masks become Bool bytes through VMOVMSKPD
+// and bitBytes, stored 8 at a time.
 func compareFloat64(c int, d []uint8, xs, ys []float64) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 8 {
-		x0, x1 := archsimd.LoadFloat64x4Slice(xs[0:4]), archsimd.LoadFloat64x4Slice(xs[4:8])
-		y0, y1 := archsimd.LoadFloat64x4Slice(ys[0:4]), archsimd.LoadFloat64x4Slice(ys[4:8])
-		var m0, m1 archsimd.Mask64x4
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y := xs[i:i+16:i+16], ys[i:i+16:i+16]
+		x0, y0 := archsimd.LoadFloat64x4Slice(x[0:4]), archsimd.LoadFloat64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadFloat64x4Slice(x[4:8]), archsimd.LoadFloat64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadFloat64x4Slice(x[8:12]), archsimd.LoadFloat64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadFloat64x4Slice(x[12:16]), archsimd.LoadFloat64x4Slice(y[12:16])
+		var b0, b1, b2, b3 uint8
 		switch c {
 		case cmpLess:
-			m0, m1 = x0.Less(y0), x1.Less(y1)
+			b0, b1, b2, b3 = x0.Less(y0).ToBits(), x1.Less(y1).ToBits(), x2.Less(y2).ToBits(), x3.Less(y3).ToBits()
 		case cmpLessEqual:
-			m0, m1 = x0.LessEqual(y0), x1.LessEqual(y1)
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
 		case cmpGreater:
-			m0, m1 = x0.Greater(y0), x1.Greater(y1)
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
 		case cmpGreaterEqual:
-			m0, m1 = x0.GreaterEqual(y0), x1.GreaterEqual(y1)
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
 		case cmpEqual:
-			m0, m1 = x0.Equal(y0), x1.Equal(y1)
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
 		default:
-			m0, m1 = x0.NotEqual(y0), x1.NotEqual(y1)
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
 		}
-		putBools(d[:8], bitBytes[m0.ToBits()|m1.ToBits()<<4])
-		d, xs, ys = d[8:], xs[8:], ys[8:]
+		o := (*[2]uint64)(unsafe.Pointer(&d[i : i+16 : i+16][0]))
+		o[0], o[1] = bitBytes[b0|b1<<4], bitBytes[b2|b3<<4]
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d, xs, ys)
+	compareScalar(c, d[i:], xs[i:], ys[i:])
 }
 
-// compareFloat32 is compareFloat64 for float32.
+// compareFloat32 is compareFloat64 for float32, 32 elements an iteration.
 func compareFloat32(c int, d []uint8, xs, ys []float32) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 16 {
-		x0, x1 := archsimd.LoadFloat32x8Slice(xs[0:8]), archsimd.LoadFloat32x8Slice(xs[8:16])
-		y0, y1 := archsimd.LoadFloat32x8Slice(ys[0:8]), archsimd.LoadFloat32x8Slice(ys[8:16])
-		var m0, m1 archsimd.Mask32x8
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
+		x0, y0 := archsimd.LoadFloat32x8Slice(x[0:8]), archsimd.LoadFloat32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadFloat32x8Slice(x[8:16]), archsimd.LoadFloat32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadFloat32x8Slice(x[16:24]), archsimd.LoadFloat32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadFloat32x8Slice(x[24:32]), archsimd.LoadFloat32x8Slice(y[24:32])
+		var b0, b1, b2, b3 uint8
 		switch c {
 		case cmpLess:
-			m0, m1 = x0.Less(y0), x1.Less(y1)
+			b0, b1, b2, b3 = x0.Less(y0).ToBits(), x1.Less(y1).ToBits(), x2.Less(y2).ToBits(), x3.Less(y3).ToBits()
 		case cmpLessEqual:
-			m0, m1 = x0.LessEqual(y0), x1.LessEqual(y1)
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
 		case cmpGreater:
-			m0, m1 = x0.Greater(y0), x1.Greater(y1)
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
 		case cmpGreaterEqual:
-			m0, m1 = x0.GreaterEqual(y0), x1.GreaterEqual(y1)
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
 		case cmpEqual:
-			m0, m1 = x0.Equal(y0), x1.Equal(y1)
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
 		default:
-			m0, m1 = x0.NotEqual(y0), x1.NotEqual(y1)
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
 		}
-		putBools(d[0:8], bitBytes[m0.ToBits()])
-		putBools(d[8:16], bitBytes[m1.ToBits()])
-		d, xs, ys = d[16:], xs[16:], ys[16:]
+		o := (*[4]uint64)(unsafe.Pointer(&d[i : i+32 : i+32][0]))
+		o[0], o[1], o[2], o[3] = bitBytes[b0], bitBytes[b1], bitBytes[b2], bitBytes[b3]
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d, xs, ys)
+	compareScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // compareInt32 is d[i] = b2u(xs[i] op ys[i]) for the comparison c.
 func compareInt32(c int, d []uint8, xs, ys []int32) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 16 {
-		x0, x1 := archsimd.LoadInt32x8Slice(xs[0:8]), archsimd.LoadInt32x8Slice(xs[8:16])
-		y0, y1 := archsimd.LoadInt32x8Slice(ys[0:8]), archsimd.LoadInt32x8Slice(ys[8:16])
-		var m0, m1 archsimd.Mask32x8
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
+		x0, y0 := archsimd.LoadInt32x8Slice(x[0:8]), archsimd.LoadInt32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadInt32x8Slice(x[8:16]), archsimd.LoadInt32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadInt32x8Slice(x[16:24]), archsimd.LoadInt32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadInt32x8Slice(x[24:32]), archsimd.LoadInt32x8Slice(y[24:32])
+		var b0, b1, b2, b3 uint8
 		switch c {
 		case cmpLess:
-			m0, m1 = y0.Greater(x0), y1.Greater(x1)
+			b0, b1, b2, b3 = y0.Greater(x0).ToBits(), y1.Greater(x1).ToBits(), y2.Greater(x2).ToBits(), y3.Greater(x3).ToBits()
 		case cmpLessEqual:
-			m0, m1 = x0.LessEqual(y0), x1.LessEqual(y1)
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
 		case cmpGreater:
-			m0, m1 = x0.Greater(y0), x1.Greater(y1)
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
 		case cmpGreaterEqual:
-			m0, m1 = x0.GreaterEqual(y0), x1.GreaterEqual(y1)
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
 		case cmpEqual:
-			m0, m1 = x0.Equal(y0), x1.Equal(y1)
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
 		default:
-			m0, m1 = x0.NotEqual(y0), x1.NotEqual(y1)
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
 		}
-		putBools(d[0:8], bitBytes[m0.ToBits()])
-		putBools(d[8:16], bitBytes[m1.ToBits()])
-		d, xs, ys = d[16:], xs[16:], ys[16:]
+		o := (*[4]uint64)(unsafe.Pointer(&d[i : i+32 : i+32][0]))
+		o[0], o[1], o[2], o[3] = bitBytes[b0], bitBytes[b1], bitBytes[b2], bitBytes[b3]
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d, xs, ys)
+	compareScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // compareInt64 is compareInt32 for int64.
 func compareInt64(c int, d []uint8, xs, ys []int64) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 8 {
-		x0, x1 := archsimd.LoadInt64x4Slice(xs[0:4]), archsimd.LoadInt64x4Slice(xs[4:8])
-		y0, y1 := archsimd.LoadInt64x4Slice(ys[0:4]), archsimd.LoadInt64x4Slice(ys[4:8])
-		var m0, m1 archsimd.Mask64x4
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y := xs[i:i+16:i+16], ys[i:i+16:i+16]
+		x0, y0 := archsimd.LoadInt64x4Slice(x[0:4]), archsimd.LoadInt64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadInt64x4Slice(x[4:8]), archsimd.LoadInt64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadInt64x4Slice(x[8:12]), archsimd.LoadInt64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadInt64x4Slice(x[12:16]), archsimd.LoadInt64x4Slice(y[12:16])
+		var b0, b1, b2, b3 uint8
 		switch c {
 		case cmpLess:
-			m0, m1 = y0.Greater(x0), y1.Greater(x1)
+			b0, b1, b2, b3 = y0.Greater(x0).ToBits(), y1.Greater(x1).ToBits(), y2.Greater(x2).ToBits(), y3.Greater(x3).ToBits()
 		case cmpLessEqual:
-			m0, m1 = x0.LessEqual(y0), x1.LessEqual(y1)
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
 		case cmpGreater:
-			m0, m1 = x0.Greater(y0), x1.Greater(y1)
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
 		case cmpGreaterEqual:
-			m0, m1 = x0.GreaterEqual(y0), x1.GreaterEqual(y1)
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
 		case cmpEqual:
-			m0, m1 = x0.Equal(y0), x1.Equal(y1)
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
 		default:
-			m0, m1 = x0.NotEqual(y0), x1.NotEqual(y1)
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
 		}
-		putBools(d[:8], bitBytes[m0.ToBits()|m1.ToBits()<<4])
-		d, xs, ys = d[8:], xs[8:], ys[8:]
+		o := (*[2]uint64)(unsafe.Pointer(&d[i : i+16 : i+16][0]))
+		o[0], o[1] = bitBytes[b0|b1<<4], bitBytes[b2|b3<<4]
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d, xs, ys)
+	compareScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // Arithmetic codes of the arith loops.
