@@ -400,12 +400,15 @@ func arithScalar[T integer | float](c int, d, xs, ys []T) {
 // arithFloat64 is d[i] = xs[i] op ys[i] for add, subtract or multiply,
 // 16 elements an iteration.
 func arithFloat64(c int, d, xs, ys []float64) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 16 {
-		x0, y0 := archsimd.LoadFloat64x4Slice(xs[0:4]), archsimd.LoadFloat64x4Slice(ys[0:4])
-		x1, y1 := archsimd.LoadFloat64x4Slice(xs[4:8]), archsimd.LoadFloat64x4Slice(ys[4:8])
-		x2, y2 := archsimd.LoadFloat64x4Slice(xs[8:12]), archsimd.LoadFloat64x4Slice(ys[8:12])
-		x3, y3 := archsimd.LoadFloat64x4Slice(xs[12:16]), archsimd.LoadFloat64x4Slice(ys[12:16])
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y, o := xs[i:i+16:i+16], ys[i:i+16:i+16], d[i:i+16:i+16]
+		x0, y0 := archsimd.LoadFloat64x4Slice(x[0:4]), archsimd.LoadFloat64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadFloat64x4Slice(x[4:8]), archsimd.LoadFloat64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadFloat64x4Slice(x[8:12]), archsimd.LoadFloat64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadFloat64x4Slice(x[12:16]), archsimd.LoadFloat64x4Slice(y[12:16])
 		switch c {
 		case arithAdd:
 			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
@@ -414,24 +417,26 @@ func arithFloat64(c int, d, xs, ys []float64) {
 		default:
 			x0, x1, x2, x3 = x0.Mul(y0), x1.Mul(y1), x2.Mul(y2), x3.Mul(y3)
 		}
-		x0.StoreSlice(d[0:4])
-		x1.StoreSlice(d[4:8])
-		x2.StoreSlice(d[8:12])
-		x3.StoreSlice(d[12:16])
-		d, xs, ys = d[16:], xs[16:], ys[16:]
+		x0.StoreSlice(o[0:4])
+		x1.StoreSlice(o[4:8])
+		x2.StoreSlice(o[8:12])
+		x3.StoreSlice(o[12:16])
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	arithScalar(c, d, xs, ys)
+	arithScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // arithFloat32 is arithFloat64 for float32.
 func arithFloat32(c int, d, xs, ys []float32) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 32 {
-		x0, y0 := archsimd.LoadFloat32x8Slice(xs[0:8]), archsimd.LoadFloat32x8Slice(ys[0:8])
-		x1, y1 := archsimd.LoadFloat32x8Slice(xs[8:16]), archsimd.LoadFloat32x8Slice(ys[8:16])
-		x2, y2 := archsimd.LoadFloat32x8Slice(xs[16:24]), archsimd.LoadFloat32x8Slice(ys[16:24])
-		x3, y3 := archsimd.LoadFloat32x8Slice(xs[24:32]), archsimd.LoadFloat32x8Slice(ys[24:32])
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y, o := xs[i:i+32:i+32], ys[i:i+32:i+32], d[i:i+32:i+32]
+		x0, y0 := archsimd.LoadFloat32x8Slice(x[0:8]), archsimd.LoadFloat32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadFloat32x8Slice(x[8:16]), archsimd.LoadFloat32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadFloat32x8Slice(x[16:24]), archsimd.LoadFloat32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadFloat32x8Slice(x[24:32]), archsimd.LoadFloat32x8Slice(y[24:32])
 		switch c {
 		case arithAdd:
 			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
@@ -440,25 +445,27 @@ func arithFloat32(c int, d, xs, ys []float32) {
 		default:
 			x0, x1, x2, x3 = x0.Mul(y0), x1.Mul(y1), x2.Mul(y2), x3.Mul(y3)
 		}
-		x0.StoreSlice(d[0:8])
-		x1.StoreSlice(d[8:16])
-		x2.StoreSlice(d[16:24])
-		x3.StoreSlice(d[24:32])
-		d, xs, ys = d[32:], xs[32:], ys[32:]
+		x0.StoreSlice(o[0:8])
+		x1.StoreSlice(o[8:16])
+		x2.StoreSlice(o[16:24])
+		x3.StoreSlice(o[24:32])
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	arithScalar(c, d, xs, ys)
+	arithScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // arithInt32 is d[i] = xs[i] op ys[i] for add, subtract or multiply,
 // wrapping on overflow.
 func arithInt32(c int, d, xs, ys []int32) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 32 {
-		x0, y0 := archsimd.LoadInt32x8Slice(xs[0:8]), archsimd.LoadInt32x8Slice(ys[0:8])
-		x1, y1 := archsimd.LoadInt32x8Slice(xs[8:16]), archsimd.LoadInt32x8Slice(ys[8:16])
-		x2, y2 := archsimd.LoadInt32x8Slice(xs[16:24]), archsimd.LoadInt32x8Slice(ys[16:24])
-		x3, y3 := archsimd.LoadInt32x8Slice(xs[24:32]), archsimd.LoadInt32x8Slice(ys[24:32])
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y, o := xs[i:i+32:i+32], ys[i:i+32:i+32], d[i:i+32:i+32]
+		x0, y0 := archsimd.LoadInt32x8Slice(x[0:8]), archsimd.LoadInt32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadInt32x8Slice(x[8:16]), archsimd.LoadInt32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadInt32x8Slice(x[16:24]), archsimd.LoadInt32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadInt32x8Slice(x[24:32]), archsimd.LoadInt32x8Slice(y[24:32])
 		switch c {
 		case arithAdd:
 			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
@@ -467,37 +474,38 @@ func arithInt32(c int, d, xs, ys []int32) {
 		default:
 			x0, x1, x2, x3 = x0.Mul(y0), x1.Mul(y1), x2.Mul(y2), x3.Mul(y3)
 		}
-		x0.StoreSlice(d[0:8])
-		x1.StoreSlice(d[8:16])
-		x2.StoreSlice(d[16:24])
-		x3.StoreSlice(d[24:32])
-		d, xs, ys = d[32:], xs[32:], ys[32:]
+		x0.StoreSlice(o[0:8])
+		x1.StoreSlice(o[8:16])
+		x2.StoreSlice(o[16:24])
+		x3.StoreSlice(o[24:32])
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	arithScalar(c, d, xs, ys)
+	arithScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // arithInt64 is arithInt32 for int64 add and subtract.
 func arithInt64(c int, d, xs, ys []int64) {
-	xs, ys = xs[:len(d)], ys[:len(d)]
-	for len(d) >= 16 {
-		x0, y0 := archsimd.LoadInt64x4Slice(xs[0:4]), archsimd.LoadInt64x4Slice(ys[0:4])
-		x1, y1 := archsimd.LoadInt64x4Slice(xs[4:8]), archsimd.LoadInt64x4Slice(ys[4:8])
-		x2, y2 := archsimd.LoadInt64x4Slice(xs[8:12]), archsimd.LoadInt64x4Slice(ys[8:12])
-		x3, y3 := archsimd.LoadInt64x4Slice(xs[12:16]), archsimd.LoadInt64x4Slice(ys[12:16])
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y, o := xs[i:i+16:i+16], ys[i:i+16:i+16], d[i:i+16:i+16]
+		x0, y0 := archsimd.LoadInt64x4Slice(x[0:4]), archsimd.LoadInt64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadInt64x4Slice(x[4:8]), archsimd.LoadInt64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadInt64x4Slice(x[8:12]), archsimd.LoadInt64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadInt64x4Slice(x[12:16]), archsimd.LoadInt64x4Slice(y[12:16])
 		if c == arithAdd {
 			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
 		} else {
 			x0, x1, x2, x3 = x0.Sub(y0), x1.Sub(y1), x2.Sub(y2), x3.Sub(y3)
 		}
-		x0.StoreSlice(d[0:4])
-		x1.StoreSlice(d[4:8])
-		x2.StoreSlice(d[8:12])
-		x3.StoreSlice(d[12:16])
-		d, xs, ys = d[16:], xs[16:], ys[16:]
+		x0.StoreSlice(o[0:4])
+		x1.StoreSlice(o[4:8])
+		x2.StoreSlice(o[8:12])
+		x3.StoreSlice(o[12:16])
 	}
 	clearUpper() // the scalar tail is legacy SSE
-	arithScalar(c, d, xs, ys)
+	arithScalar(c, d[i:], xs[i:], ys[i:])
 }
 
 // sqrtFloat64 is d[i] = math.Sqrt(xs[i]) with VSQRTPD (correctly rounded,
