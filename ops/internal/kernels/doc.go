@@ -54,7 +54,8 @@
 // (vector_amd64.go, registered in vector.go's tables) and replace the
 // generated ones: add, subtract and multiply, the six comparisons, sqrt,
 // exp and log (also FMA), and the min and max reductions, for float64,
-// float32, int32 and (add, subtract, comparisons) int64. Each means exactly
+// float32, int32 and (add, subtract, comparisons) int64, and the pairwise
+// float64 and float32 sum (the same additions in the same order). Each means exactly
 // what the loop it replaces means: vector_test.go compares them element by
 // element on hostile inputs (NaN payloads, infinities, signed zeros,
 // subnormals, every tail length). The reductions fall back to the scalar

@@ -24,6 +24,8 @@ func init() {
 		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) })
 		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) })
 	}
+	vectorRows[opDType{"sum", zarr.Float64}] = vectorRowsOf(func(x []float64, m float64) float64 { return m + pairwiseSumFloat64(x) })
+	vectorRows[opDType{"sum", zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return m + pairwiseSumFloat32(x) })
 	for op, c := range map[string]int{
 		"less": cmpLess, "less_equal": cmpLessEqual, "greater": cmpGreater,
 		"greater_equal": cmpGreaterEqual, "equal": cmpEqual, "not_equal": cmpNotEqual,
@@ -191,6 +193,56 @@ func scalarExtreme[T realNumber](x []T, m T, isMax bool) T {
 		return maxRow(x, 0, 1, len(x), m)
 	}
 	return minRow(x, 0, 1, len(x), m)
+}
+
+// pairwiseSumFloat64 is pairwiseSum over a contiguous run: the same
+// splits, and blockSum's eight accumulators as two vectors, each lane
+// adding the same elements in the same order from zero, so the result has
+// the same bits.
+func pairwiseSumFloat64(x []float64) float64 {
+	if n := len(x); n > pairwiseBlock {
+		h := n / 2
+		h -= h % 8
+		return pairwiseSumFloat64(x[:h]) + pairwiseSumFloat64(x[h:])
+	}
+	var a, b archsimd.Float64x4
+	for len(x) >= 8 {
+		a = a.Add(archsimd.LoadFloat64x4Slice(x[0:4]))
+		b = b.Add(archsimd.LoadFloat64x4Slice(x[4:8]))
+		x = x[8:]
+	}
+	var r [8]float64
+	a.Store((*[4]float64)(r[0:4]))
+	b.Store((*[4]float64)(r[4:8]))
+	clearUpper() // the scalar code below is legacy SSE
+	s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// pairwiseSumFloat32 is pairwiseSumFloat64 for float32: the eight
+// accumulators are one vector.
+func pairwiseSumFloat32(x []float32) float32 {
+	if n := len(x); n > pairwiseBlock {
+		h := n / 2
+		h -= h % 8
+		return pairwiseSumFloat32(x[:h]) + pairwiseSumFloat32(x[h:])
+	}
+	var a archsimd.Float32x8
+	for len(x) >= 8 {
+		a = a.Add(archsimd.LoadFloat32x8Slice(x[0:8]))
+		x = x[8:]
+	}
+	var r [8]float32
+	a.Store(&r)
+	clearUpper()
+	s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+	for _, v := range x {
+		s += v
+	}
+	return s
 }
 
 // Comparison codes of the compare loops.
