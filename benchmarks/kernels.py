@@ -25,14 +25,24 @@ N = 1 << 20  # the Go benchmarks' chunk size
 # Go benchmark name -> a numpy function of fresh operands doing the same work.
 CASES = {
     "Binary/add/float64/contiguous": lambda a, b, o: np.add(a, b, out=o),
+    "Binary/add/float32/contiguous": lambda a, b, o: np.add(a, b, out=o),
     "Binary/add/int32/contiguous": lambda a, b, o: np.add(a, b, out=o),
     "Binary/multiply/float32/contiguous": lambda a, b, o: np.multiply(a, b, out=o),
-    "Binary/less/float64/contiguous": lambda a, b, o: np.less(a, b),
+    "Binary/less/float64/contiguous": lambda a, b, o: np.less(a, b, out=o),
+    "Binary/less/float32/contiguous": lambda a, b, o: np.less(a, b, out=o),
+    "Binary/less/int32/contiguous": lambda a, b, o: np.less(a, b, out=o),
     "Binary/floor_divide/int64/contiguous": lambda a, b, o: np.floor_divide(a, b, out=o),
     "Unary/sqrt/float64": lambda a, b, o: np.sqrt(a, out=o),
+    "Unary/sqrt/float32": lambda a, b, o: np.sqrt(a, out=o),
     "Unary/exp/float64": lambda a, b, o: np.exp(a, out=o),
+    "Unary/exp/float32": lambda a, b, o: np.exp(a, out=o),
+    "Unary/log/float64": lambda a, b, o: np.log(a, out=o),
+    "Unary/log/float32": lambda a, b, o: np.log(a, out=o),
     "Reduce/sum/float64/all": lambda a, b, o: a.sum(),
     "Reduce/max/float64/all": lambda a, b, o: a.max(),
+    "Reduce/min/float64/all": lambda a, b, o: a.min(),
+    "Reduce/max/float32/all": lambda a, b, o: a.max(),
+    "Reduce/max/int32/all": lambda a, b, o: a.max(),
 }
 
 DTYPE = {"float64": np.float64, "float32": np.float32, "int32": np.int32, "int64": np.int64}
@@ -41,9 +51,13 @@ DTYPE = {"float64": np.float64, "float32": np.float32, "int32": np.int32, "int64
 def operands(name: str):
     dt = next((DTYPE[k] for k in DTYPE if f"/{k}" in name), np.float64)
     rng = np.random.default_rng(0)
-    a = (rng.random(N) * 100 + 1).astype(dt)
-    b = (rng.random(N) * 100 + 1).astype(dt)
-    return a, b, np.empty(N, dtype=dt)
+    if np.issubdtype(dt, np.floating):  # as the Go benchmarks' data: uniform in [0.5, 1.5)
+        a, b = (rng.random(N) + 0.5).astype(dt), (rng.random(N) + 0.5).astype(dt)
+    else:
+        a = (rng.random(N) * 100 + 1).astype(dt)
+        b = (rng.random(N) * 100 + 1).astype(dt)
+    # Both sides write into preallocated outputs (comparisons into bools).
+    return a, b, np.empty(N, dtype=bool if "/less/" in name else dt)
 
 
 def numpy_rate(name: str) -> float:

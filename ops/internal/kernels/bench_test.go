@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cubego/cubego/zarr"
@@ -49,7 +51,13 @@ func BenchmarkBinary(b *testing.B) {
 			Contiguous(zarr.Int32, benchData(zarr.Int32, benchN), sq), Contiguous(zarr.Int32, benchData(zarr.Int32, benchN), sq)},
 		{"multiply/float32/contiguous", "multiply", zarr.Float32,
 			Contiguous(zarr.Float32, benchData(zarr.Float32, benchN), sq), Contiguous(zarr.Float32, benchData(zarr.Float32, benchN), sq)},
+		{"add/float32/contiguous", "add", zarr.Float32,
+			Contiguous(zarr.Float32, benchData(zarr.Float32, benchN), sq), Contiguous(zarr.Float32, benchData(zarr.Float32, benchN), sq)},
 		{"less/float64/contiguous", "less", zarr.Bool, f64(sq, nil), f64(sq, nil)},
+		{"less/float32/contiguous", "less", zarr.Bool,
+			Contiguous(zarr.Float32, benchData(zarr.Float32, benchN), sq), Contiguous(zarr.Float32, benchData(zarr.Float32, benchN), sq)},
+		{"less/int32/contiguous", "less", zarr.Bool,
+			Contiguous(zarr.Int32, benchData(zarr.Int32, benchN), sq), Contiguous(zarr.Int32, benchData(zarr.Int32, benchN), sq)},
 		{"floor_divide/int64/contiguous", "floor_divide", zarr.Int64,
 			Contiguous(zarr.Int64, benchData(zarr.Int64, benchN), sq), Contiguous(zarr.Int64, benchData(zarr.Int64, benchN), sq)},
 		{"pow/float64/contiguous", "pow", zarr.Float64, f64(sq, nil), f64(sq, nil)},
@@ -75,8 +83,11 @@ func BenchmarkUnary(b *testing.B) {
 		{"negative", zarr.Float64, zarr.Float64},
 		{"negative", zarr.Int8, zarr.Int8},
 		{"sqrt", zarr.Float64, zarr.Float64},
+		{"sqrt", zarr.Float32, zarr.Float32},
 		{"exp", zarr.Float64, zarr.Float64},
 		{"exp", zarr.Float32, zarr.Float32},
+		{"log", zarr.Float64, zarr.Float64},
+		{"log", zarr.Float32, zarr.Float32},
 		{"isnan", zarr.Float64, zarr.Bool},
 		{"abs", zarr.Complex128, zarr.Float64},
 	} {
@@ -137,6 +148,9 @@ func BenchmarkReduce(b *testing.B) {
 		{"sum/float32/all", "sum", zarr.Float32, []int{0, 1}},
 		{"sum/int64/all", "sum", zarr.Int64, []int{0, 1}},
 		{"max/float64/all", "max", zarr.Float64, []int{0, 1}},
+		{"min/float64/all", "min", zarr.Float64, []int{0, 1}},
+		{"max/float32/all", "max", zarr.Float32, []int{0, 1}},
+		{"max/int32/all", "max", zarr.Int32, []int{0, 1}},
 		{"nansum/float64/all", "nansum", zarr.Float64, []int{0, 1}},
 		{"any/bool/all", "any", zarr.Bool, []int{0, 1}},
 	} {
@@ -226,4 +240,50 @@ func BenchmarkArange(b *testing.B) {
 		Arange(dst, zarr.Int64, 0, 1, 5)
 	}
 	reportElems(b, benchN)
+}
+
+// BenchmarkVectorLoops measures each vector loop (vector.go) beside the
+// generated loop it replaces, on the same 1M-element contiguous operands in
+// one run: sub-benchmarks op/dtype/loop and op/dtype/vector. Without the
+// SIMD build there is nothing to measure.
+func BenchmarkVectorLoops(b *testing.B) {
+	type run struct {
+		name         string
+		loop, vector func()
+	}
+	var runs []run
+	for key, vk := range vectorUnary {
+		k, out := unaryLoop(key.op, key.dt)
+		x := benchData(key.dt, benchN)
+		d := make([]byte, benchN*out.Size())
+		runs = append(runs, run{key.op + "/" + key.dt.String(), func() { k(d, x, nil, nil) }, func() { vk(d, x, nil, nil) }})
+	}
+	for key, vk := range vectorBinary {
+		k, out := binaryLoop(key.op, key.dt)
+		x, y := benchData(key.dt, benchN), benchData(key.dt, benchN)
+		d := make([]byte, benchN*out.Size())
+		runs = append(runs, run{key.op + "/" + key.dt.String(), func() { k(d, x, y, nil) }, func() { vk(d, x, y, nil) }})
+	}
+	for key, wrap := range vectorRows {
+		x := benchData(key.dt, benchN)
+		acc := make([]byte, key.dt.Size())
+		r, _ := newReduction(key.op, key.dt, acc, x)
+		v := wrap(acc, x, r)
+		runs = append(runs, run{key.op + "/" + key.dt.String(), func() { r.row(0, 0, 1, benchN) }, func() { v.row(0, 0, 1, benchN) }})
+	}
+	slices.SortFunc(runs, func(a, c run) int { return strings.Compare(a.name, c.name) })
+	for _, r := range runs {
+		for _, side := range []struct {
+			name string
+			f    func()
+		}{{"loop", r.loop}, {"vector", r.vector}} {
+			b.Run(r.name+"/"+side.name, func(b *testing.B) {
+				clearUpper()
+				for b.Loop() {
+					side.f()
+				}
+				reportElems(b, benchN)
+			})
+		}
+	}
 }

@@ -34,6 +34,9 @@ func binary[T, U any](f func(d []U, xs, ys []T)) kernel {
 func Unary(op string, dst, x Operand) error {
 	clearUpper()
 	k, out := unaryLoop(op, x.DType)
+	if v := vectorUnary[opDType{op, x.DType}]; v != nil {
+		k = v
+	}
 	if k == nil {
 		return unsupported(op, x.DType)
 	}
@@ -68,6 +71,9 @@ func Binary(op string, dst, x, y Operand) error {
 		return fmt.Errorf("kernels: %s of %s and %s: operands must share a dtype", op, x.DType, y.DType)
 	}
 	k, out := binaryLoop(op, x.DType)
+	if v := vectorBinary[opDType{op, x.DType}]; v != nil {
+		k = v
+	}
 	if k == nil {
 		return unsupported(op, x.DType)
 	}

@@ -624,7 +624,11 @@ func TestFloatOpsReference(t *testing.T) {
 		check := func(op string, got []byte, want func(i int) float64) {
 			for i := range n {
 				w := floatBytes(dt, []float64{want(i)})
-				if g := got[i*dt.Size() : (i+1)*dt.Size()]; !sameElem(dt, g, w, false) {
+				g := got[i*dt.Size() : (i+1)*dt.Size()]
+				if (op == "exp" || op == "log") && withinOneULP(dt, g, w) {
+					continue // the vector exp and log are within 1 ULP of the loops (vector_test.go)
+				}
+				if !sameElem(dt, g, w, false) {
 					t.Errorf("%s(%s) element %d (%v, %v) = %s, want %s", op, dt, i, xs[i], ys[i], formatElem(dt, g), formatElem(dt, w))
 					return
 				}

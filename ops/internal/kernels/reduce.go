@@ -56,6 +56,8 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 	r, ok := newReduction(op, x.DType, accData, x.Data)
 	if widens {
 		r, ok = newWideningReduction(op, x.DType, acc.DType, accData, x.Data)
+	} else if v := vectorRows[opDType{op, x.DType}]; ok && v != nil {
+		r = v(accData, x.Data, r)
 	}
 	if !ok {
 		return unsupported(op, x.DType)

@@ -1,0 +1,41 @@
+package kernels
+
+import "github.com/cubego/cubego/zarr"
+
+// Vector loops. Built with GOEXPERIMENT=simd on amd64 with AVX2,
+// vector_amd64.go registers hand-vectorised loops for some (op, dtype)
+// pairs in these tables; Unary, Binary and Reduce use them in place of the
+// generated loops. Each has exactly the meaning of the loop it replaces
+// (vector_test.go compares them element by element, NaNs and signed zeros
+// included); other builds leave the tables empty.
+
+// opDType names a loop: an op of the elementwise or reduction tables and its
+// input dtype.
+type opDType struct {
+	op string
+	dt zarr.DataType
+}
+
+var (
+	vectorUnary  = map[opDType]kernel{}
+	vectorBinary = map[opDType]kernel{}
+	// vectorRows replaces the row loop of a reduction (the contiguous runs
+	// reduced into one accumulator element) over typed acc and x buffers.
+	vectorRows = map[opDType]func(acc, x []byte, r reduction) reduction{}
+)
+
+// vectorRowsOf adapts a loop f(run, m) = combine(m, run...) over a
+// contiguous run to a reduction's row loop; strided rows keep r's loop.
+func vectorRowsOf[T any](f func(x []T, m T) T) func(acc, x []byte, r reduction) reduction {
+	return func(accB, xB []byte, r reduction) reduction {
+		a, x, strided := as[T](accB), as[T](xB), r.row
+		r.row = func(ai, xo, xs, n int) {
+			if xs != 1 {
+				strided(ai, xo, xs, n)
+				return
+			}
+			a[ai] = f(x[xo:xo+n], a[ai])
+		}
+		return r
+	}
+}

@@ -1,0 +1,588 @@
+//go:build goexperiment.simd && amd64
+
+package kernels
+
+import (
+	"simd/archsimd"
+	"unsafe"
+
+	"github.com/cubego/cubego/zarr"
+)
+
+// AVX2 loops (256-bit vectors: 4 float64 or int64, 8 float32 or int32 per
+// vector), registered in vector.go's tables when the CPU has AVX2. Go does
+// not vectorise loops itself, and these operations run at the speed of the
+// cache only with several independent vector chains per iteration.
+
+func init() {
+	if !archsimd.X86.AVX2() {
+		return
+	}
+	for _, op := range []string{"min", "max"} {
+		isMax := op == "max"
+		vectorRows[opDType{op, zarr.Float64}] = vectorRowsOf(func(x []float64, m float64) float64 { return extremeFloat64(x, m, isMax) })
+		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) })
+		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) })
+	}
+	vectorRows[opDType{"sum", zarr.Float64}] = vectorRowsOf(func(x []float64, m float64) float64 { return m + pairwiseSumFloat64(x) })
+	vectorRows[opDType{"sum", zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return m + pairwiseSumFloat32(x) })
+	for op, c := range map[string]int{
+		"less": cmpLess, "less_equal": cmpLessEqual, "greater": cmpGreater,
+		"greater_equal": cmpGreaterEqual, "equal": cmpEqual, "not_equal": cmpNotEqual,
+	} {
+		vectorBinary[opDType{op, zarr.Float64}] = func(d, a, b, _ []byte) { compareFloat64(c, d, as[float64](a), as[float64](b)) }
+		vectorBinary[opDType{op, zarr.Float32}] = func(d, a, b, _ []byte) { compareFloat32(c, d, as[float32](a), as[float32](b)) }
+		vectorBinary[opDType{op, zarr.Int32}] = func(d, a, b, _ []byte) { compareInt32(c, d, as[int32](a), as[int32](b)) }
+		vectorBinary[opDType{op, zarr.Int64}] = func(d, a, b, _ []byte) { compareInt64(c, d, as[int64](a), as[int64](b)) }
+	}
+	for op, c := range map[string]int{"add": arithAdd, "subtract": arithSub, "multiply": arithMul} {
+		vectorBinary[opDType{op, zarr.Float64}] = binary(func(d, x, y []float64) { arithFloat64(c, d, x, y) })
+		vectorBinary[opDType{op, zarr.Float32}] = binary(func(d, x, y []float32) { arithFloat32(c, d, x, y) })
+		vectorBinary[opDType{op, zarr.Int32}] = binary(func(d, x, y []int32) { arithInt32(c, d, x, y) })
+		if c != arithMul { // AVX2 has no 64-bit multiply
+			vectorBinary[opDType{op, zarr.Int64}] = binary(func(d, x, y []int64) { arithInt64(c, d, x, y) })
+		}
+	}
+	vectorUnary[opDType{"sqrt", zarr.Float64}] = unary(sqrtFloat64)
+	vectorUnary[opDType{"sqrt", zarr.Float32}] = unary(sqrtFloat32)
+	if archsimd.X86.FMA() {
+		vectorUnary[opDType{"exp", zarr.Float64}] = unary(expFloat64)
+		vectorUnary[opDType{"exp", zarr.Float32}] = unary(expFloat32)
+		vectorUnary[opDType{"log", zarr.Float64}] = unary(logFloat64)
+		vectorUnary[opDType{"log", zarr.Float32}] = unary(logFloat32)
+	}
+}
+
+// extremeFloat64 is maxRow (isMax) or minRow over a contiguous run,
+// meaning: for _, v := range x { m = max(m, v) }, NaN propagating. Four
+// vector chains of VMAXPD (or VMINPD) run beside a NaN flag; as VMAXPD
+// neither propagates NaN nor orders -0 below +0, a run with a NaN or whose
+// extreme is a zero is done again by the scalar loop.
+func extremeFloat64(x []float64, m float64, isMax bool) float64 {
+	if len(x) < 32 {
+		return scalarExtreme(x, m, isMax)
+	}
+	r := x
+	a0 := archsimd.LoadFloat64x4Slice(r[0:4])
+	a1 := archsimd.LoadFloat64x4Slice(r[4:8])
+	a2 := archsimd.LoadFloat64x4Slice(r[8:12])
+	a3 := archsimd.LoadFloat64x4Slice(r[12:16])
+	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
+	r = r[16:]
+	if isMax {
+		for len(r) >= 16 {
+			v0 := archsimd.LoadFloat64x4Slice(r[0:4])
+			v1 := archsimd.LoadFloat64x4Slice(r[4:8])
+			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
+			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
+			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			r = r[16:]
+		}
+		a0 = a0.Max(a1).Max(a2.Max(a3))
+	} else {
+		for len(r) >= 16 {
+			v0 := archsimd.LoadFloat64x4Slice(r[0:4])
+			v1 := archsimd.LoadFloat64x4Slice(r[4:8])
+			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
+			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
+			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			r = r[16:]
+		}
+		a0 = a0.Min(a1).Min(a2.Min(a3))
+	}
+	var l [4]float64
+	a0.Store(&l)
+	clearUpper() // the scalar code below is legacy SSE
+	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
+	if nan.ToBits() != 0 || v == 0 {
+		return scalarExtreme(x, m, isMax)
+	}
+	if isMax {
+		return max(m, v)
+	}
+	return min(m, v)
+}
+
+// extremeFloat32 is extremeFloat64 for float32.
+func extremeFloat32(x []float32, m float32, isMax bool) float32 {
+	if len(x) < 64 {
+		return scalarExtreme(x, m, isMax)
+	}
+	r := x
+	a0 := archsimd.LoadFloat32x8Slice(r[0:8])
+	a1 := archsimd.LoadFloat32x8Slice(r[8:16])
+	a2 := archsimd.LoadFloat32x8Slice(r[16:24])
+	a3 := archsimd.LoadFloat32x8Slice(r[24:32])
+	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
+	r = r[32:]
+	if isMax {
+		for len(r) >= 32 {
+			v0 := archsimd.LoadFloat32x8Slice(r[0:8])
+			v1 := archsimd.LoadFloat32x8Slice(r[8:16])
+			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
+			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
+			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			r = r[32:]
+		}
+		a0 = a0.Max(a1).Max(a2.Max(a3))
+	} else {
+		for len(r) >= 32 {
+			v0 := archsimd.LoadFloat32x8Slice(r[0:8])
+			v1 := archsimd.LoadFloat32x8Slice(r[8:16])
+			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
+			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
+			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			r = r[32:]
+		}
+		a0 = a0.Min(a1).Min(a2.Min(a3))
+	}
+	var l [8]float32
+	a0.Store(&l)
+	clearUpper()
+	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
+	if nan.ToBits() != 0 || v == 0 {
+		return scalarExtreme(x, m, isMax)
+	}
+	if isMax {
+		return max(m, v)
+	}
+	return min(m, v)
+}
+
+// extremeInt32 is maxRow (isMax) or minRow over a contiguous int32 run.
+func extremeInt32(x []int32, m int32, isMax bool) int32 {
+	if len(x) < 64 {
+		return scalarExtreme(x, m, isMax)
+	}
+	r := x
+	a0 := archsimd.LoadInt32x8Slice(r[0:8])
+	a1 := archsimd.LoadInt32x8Slice(r[8:16])
+	a2 := archsimd.LoadInt32x8Slice(r[16:24])
+	a3 := archsimd.LoadInt32x8Slice(r[24:32])
+	r = r[32:]
+	if isMax {
+		for len(r) >= 32 {
+			a0 = a0.Max(archsimd.LoadInt32x8Slice(r[0:8]))
+			a1 = a1.Max(archsimd.LoadInt32x8Slice(r[8:16]))
+			a2 = a2.Max(archsimd.LoadInt32x8Slice(r[16:24]))
+			a3 = a3.Max(archsimd.LoadInt32x8Slice(r[24:32]))
+			r = r[32:]
+		}
+		a0 = a0.Max(a1).Max(a2.Max(a3))
+	} else {
+		for len(r) >= 32 {
+			a0 = a0.Min(archsimd.LoadInt32x8Slice(r[0:8]))
+			a1 = a1.Min(archsimd.LoadInt32x8Slice(r[8:16]))
+			a2 = a2.Min(archsimd.LoadInt32x8Slice(r[16:24]))
+			a3 = a3.Min(archsimd.LoadInt32x8Slice(r[24:32]))
+			r = r[32:]
+		}
+		a0 = a0.Min(a1).Min(a2.Min(a3))
+	}
+	var l [8]int32
+	a0.Store(&l)
+	return scalarExtreme(r, scalarExtreme(l[:], m, isMax), isMax)
+}
+
+func scalarExtreme[T realNumber](x []T, m T, isMax bool) T {
+	if isMax {
+		return maxRow(x, 0, 1, len(x), m)
+	}
+	return minRow(x, 0, 1, len(x), m)
+}
+
+// pairwiseSumFloat64 is pairwiseSum over a contiguous run: the same
+// splits, and blockSum's eight accumulators as two vectors, each lane
+// adding the same elements in the same order from zero, so the result has
+// the same bits.
+func pairwiseSumFloat64(x []float64) float64 {
+	if n := len(x); n > pairwiseBlock {
+		h := n / 2
+		h -= h % 8
+		return pairwiseSumFloat64(x[:h]) + pairwiseSumFloat64(x[h:])
+	}
+	var a, b archsimd.Float64x4
+	for len(x) >= 8 {
+		a = a.Add(archsimd.LoadFloat64x4Slice(x[0:4]))
+		b = b.Add(archsimd.LoadFloat64x4Slice(x[4:8]))
+		x = x[8:]
+	}
+	var r [8]float64
+	a.Store((*[4]float64)(r[0:4]))
+	b.Store((*[4]float64)(r[4:8]))
+	clearUpper() // the scalar code below is legacy SSE
+	s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// pairwiseSumFloat32 is pairwiseSumFloat64 for float32: the eight
+// accumulators are one vector.
+func pairwiseSumFloat32(x []float32) float32 {
+	if n := len(x); n > pairwiseBlock {
+		h := n / 2
+		h -= h % 8
+		return pairwiseSumFloat32(x[:h]) + pairwiseSumFloat32(x[h:])
+	}
+	var a archsimd.Float32x8
+	for len(x) >= 8 {
+		a = a.Add(archsimd.LoadFloat32x8Slice(x[0:8]))
+		x = x[8:]
+	}
+	var r [8]float32
+	a.Store(&r)
+	clearUpper()
+	s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// Comparison codes of the compare loops.
+const (
+	cmpLess = iota
+	cmpLessEqual
+	cmpGreater
+	cmpGreaterEqual
+	cmpEqual
+	cmpNotEqual
+)
+
+// bitBytes[b] holds 8 Bool elements, byte i being bit i of b: a comparison
+// mask of 8 lanes (VMOVMSKPD/PS) becomes 8 output bytes with one load.
+var bitBytes = func() (t [256]uint64) {
+	for b := range t {
+		for i := range 8 {
+			t[b] |= uint64(b>>i&1) << (8 * i)
+		}
+	}
+	return t
+}()
+
+// compareScalar is the comparison loop of the generated table (the tails
+// of the vector loops).
+func compareScalar[T integer | float](c int, d []uint8, xs, ys []T) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i := range d {
+		x, y := xs[i], ys[i]
+		var r bool
+		switch c {
+		case cmpLess:
+			r = x < y
+		case cmpLessEqual:
+			r = x <= y
+		case cmpGreater:
+			r = x > y
+		case cmpGreaterEqual:
+			r = x >= y
+		case cmpEqual:
+			r = x == y
+		default:
+			r = x != y
+		}
+		d[i] = b2u(r)
+	}
+}
+
+// compareFloat64 is d[i] = b2u(xs[i] op ys[i]) for the comparison c, with
+// IEEE semantics (every comparison with NaN is false except not_equal), 16
+// elements an iteration. The comparison is picked inside the loop (a
+// predictable branch); the lane masks become Bool bytes through VMOVMSKPD
+// and bitBytes, stored 8 at a time.
+func compareFloat64(c int, d []uint8, xs, ys []float64) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y := xs[i:i+16:i+16], ys[i:i+16:i+16]
+		x0, y0 := archsimd.LoadFloat64x4Slice(x[0:4]), archsimd.LoadFloat64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadFloat64x4Slice(x[4:8]), archsimd.LoadFloat64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadFloat64x4Slice(x[8:12]), archsimd.LoadFloat64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadFloat64x4Slice(x[12:16]), archsimd.LoadFloat64x4Slice(y[12:16])
+		var b0, b1, b2, b3 uint8
+		switch c {
+		case cmpLess:
+			b0, b1, b2, b3 = x0.Less(y0).ToBits(), x1.Less(y1).ToBits(), x2.Less(y2).ToBits(), x3.Less(y3).ToBits()
+		case cmpLessEqual:
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
+		case cmpGreater:
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
+		case cmpGreaterEqual:
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
+		case cmpEqual:
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
+		default:
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
+		}
+		o := (*[2]uint64)(unsafe.Pointer(&d[i : i+16 : i+16][0]))
+		o[0], o[1] = bitBytes[b0|b1<<4], bitBytes[b2|b3<<4]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	compareScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// compareFloat32 is compareFloat64 for float32, 32 elements an iteration.
+func compareFloat32(c int, d []uint8, xs, ys []float32) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
+		x0, y0 := archsimd.LoadFloat32x8Slice(x[0:8]), archsimd.LoadFloat32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadFloat32x8Slice(x[8:16]), archsimd.LoadFloat32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadFloat32x8Slice(x[16:24]), archsimd.LoadFloat32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadFloat32x8Slice(x[24:32]), archsimd.LoadFloat32x8Slice(y[24:32])
+		var b0, b1, b2, b3 uint8
+		switch c {
+		case cmpLess:
+			b0, b1, b2, b3 = x0.Less(y0).ToBits(), x1.Less(y1).ToBits(), x2.Less(y2).ToBits(), x3.Less(y3).ToBits()
+		case cmpLessEqual:
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
+		case cmpGreater:
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
+		case cmpGreaterEqual:
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
+		case cmpEqual:
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
+		default:
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
+		}
+		o := (*[4]uint64)(unsafe.Pointer(&d[i : i+32 : i+32][0]))
+		o[0], o[1], o[2], o[3] = bitBytes[b0], bitBytes[b1], bitBytes[b2], bitBytes[b3]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	compareScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// compareInt32 is d[i] = b2u(xs[i] op ys[i]) for the comparison c.
+func compareInt32(c int, d []uint8, xs, ys []int32) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
+		x0, y0 := archsimd.LoadInt32x8Slice(x[0:8]), archsimd.LoadInt32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadInt32x8Slice(x[8:16]), archsimd.LoadInt32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadInt32x8Slice(x[16:24]), archsimd.LoadInt32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadInt32x8Slice(x[24:32]), archsimd.LoadInt32x8Slice(y[24:32])
+		var b0, b1, b2, b3 uint8
+		switch c {
+		case cmpLess:
+			b0, b1, b2, b3 = y0.Greater(x0).ToBits(), y1.Greater(x1).ToBits(), y2.Greater(x2).ToBits(), y3.Greater(x3).ToBits()
+		case cmpLessEqual:
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
+		case cmpGreater:
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
+		case cmpGreaterEqual:
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
+		case cmpEqual:
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
+		default:
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
+		}
+		o := (*[4]uint64)(unsafe.Pointer(&d[i : i+32 : i+32][0]))
+		o[0], o[1], o[2], o[3] = bitBytes[b0], bitBytes[b1], bitBytes[b2], bitBytes[b3]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	compareScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// compareInt64 is compareInt32 for int64.
+func compareInt64(c int, d []uint8, xs, ys []int64) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y := xs[i:i+16:i+16], ys[i:i+16:i+16]
+		x0, y0 := archsimd.LoadInt64x4Slice(x[0:4]), archsimd.LoadInt64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadInt64x4Slice(x[4:8]), archsimd.LoadInt64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadInt64x4Slice(x[8:12]), archsimd.LoadInt64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadInt64x4Slice(x[12:16]), archsimd.LoadInt64x4Slice(y[12:16])
+		var b0, b1, b2, b3 uint8
+		switch c {
+		case cmpLess:
+			b0, b1, b2, b3 = y0.Greater(x0).ToBits(), y1.Greater(x1).ToBits(), y2.Greater(x2).ToBits(), y3.Greater(x3).ToBits()
+		case cmpLessEqual:
+			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
+		case cmpGreater:
+			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
+		case cmpGreaterEqual:
+			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
+		case cmpEqual:
+			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
+		default:
+			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
+		}
+		o := (*[2]uint64)(unsafe.Pointer(&d[i : i+16 : i+16][0]))
+		o[0], o[1] = bitBytes[b0|b1<<4], bitBytes[b2|b3<<4]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	compareScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// Arithmetic codes of the arith loops.
+const (
+	arithAdd = iota
+	arithSub
+	arithMul
+)
+
+// arithScalar is the generated loop of add, subtract or multiply.
+func arithScalar[T integer | float](c int, d, xs, ys []T) {
+	xs, ys = xs[:len(d)], ys[:len(d)]
+	for i := range d {
+		switch c {
+		case arithAdd:
+			d[i] = xs[i] + ys[i]
+		case arithSub:
+			d[i] = xs[i] - ys[i]
+		default:
+			d[i] = xs[i] * ys[i]
+		}
+	}
+}
+
+// arithFloat64 is d[i] = xs[i] op ys[i] for add, subtract or multiply,
+// 16 elements an iteration.
+func arithFloat64(c int, d, xs, ys []float64) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y, o := xs[i:i+16:i+16], ys[i:i+16:i+16], d[i:i+16:i+16]
+		x0, y0 := archsimd.LoadFloat64x4Slice(x[0:4]), archsimd.LoadFloat64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadFloat64x4Slice(x[4:8]), archsimd.LoadFloat64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadFloat64x4Slice(x[8:12]), archsimd.LoadFloat64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadFloat64x4Slice(x[12:16]), archsimd.LoadFloat64x4Slice(y[12:16])
+		switch c {
+		case arithAdd:
+			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
+		case arithSub:
+			x0, x1, x2, x3 = x0.Sub(y0), x1.Sub(y1), x2.Sub(y2), x3.Sub(y3)
+		default:
+			x0, x1, x2, x3 = x0.Mul(y0), x1.Mul(y1), x2.Mul(y2), x3.Mul(y3)
+		}
+		x0.StoreSlice(o[0:4])
+		x1.StoreSlice(o[4:8])
+		x2.StoreSlice(o[8:12])
+		x3.StoreSlice(o[12:16])
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	arithScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// arithFloat32 is arithFloat64 for float32.
+func arithFloat32(c int, d, xs, ys []float32) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y, o := xs[i:i+32:i+32], ys[i:i+32:i+32], d[i:i+32:i+32]
+		x0, y0 := archsimd.LoadFloat32x8Slice(x[0:8]), archsimd.LoadFloat32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadFloat32x8Slice(x[8:16]), archsimd.LoadFloat32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadFloat32x8Slice(x[16:24]), archsimd.LoadFloat32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadFloat32x8Slice(x[24:32]), archsimd.LoadFloat32x8Slice(y[24:32])
+		switch c {
+		case arithAdd:
+			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
+		case arithSub:
+			x0, x1, x2, x3 = x0.Sub(y0), x1.Sub(y1), x2.Sub(y2), x3.Sub(y3)
+		default:
+			x0, x1, x2, x3 = x0.Mul(y0), x1.Mul(y1), x2.Mul(y2), x3.Mul(y3)
+		}
+		x0.StoreSlice(o[0:8])
+		x1.StoreSlice(o[8:16])
+		x2.StoreSlice(o[16:24])
+		x3.StoreSlice(o[24:32])
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	arithScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// arithInt32 is d[i] = xs[i] op ys[i] for add, subtract or multiply,
+// wrapping on overflow.
+func arithInt32(c int, d, xs, ys []int32) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-32; i += 32 {
+		x, y, o := xs[i:i+32:i+32], ys[i:i+32:i+32], d[i:i+32:i+32]
+		x0, y0 := archsimd.LoadInt32x8Slice(x[0:8]), archsimd.LoadInt32x8Slice(y[0:8])
+		x1, y1 := archsimd.LoadInt32x8Slice(x[8:16]), archsimd.LoadInt32x8Slice(y[8:16])
+		x2, y2 := archsimd.LoadInt32x8Slice(x[16:24]), archsimd.LoadInt32x8Slice(y[16:24])
+		x3, y3 := archsimd.LoadInt32x8Slice(x[24:32]), archsimd.LoadInt32x8Slice(y[24:32])
+		switch c {
+		case arithAdd:
+			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
+		case arithSub:
+			x0, x1, x2, x3 = x0.Sub(y0), x1.Sub(y1), x2.Sub(y2), x3.Sub(y3)
+		default:
+			x0, x1, x2, x3 = x0.Mul(y0), x1.Mul(y1), x2.Mul(y2), x3.Mul(y3)
+		}
+		x0.StoreSlice(o[0:8])
+		x1.StoreSlice(o[8:16])
+		x2.StoreSlice(o[16:24])
+		x3.StoreSlice(o[24:32])
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	arithScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// arithInt64 is arithInt32 for int64 add and subtract.
+func arithInt64(c int, d, xs, ys []int64) {
+	n := len(d)
+	xs, ys = xs[:n], ys[:n]
+	i := 0
+	for ; i <= n-16; i += 16 {
+		x, y, o := xs[i:i+16:i+16], ys[i:i+16:i+16], d[i:i+16:i+16]
+		x0, y0 := archsimd.LoadInt64x4Slice(x[0:4]), archsimd.LoadInt64x4Slice(y[0:4])
+		x1, y1 := archsimd.LoadInt64x4Slice(x[4:8]), archsimd.LoadInt64x4Slice(y[4:8])
+		x2, y2 := archsimd.LoadInt64x4Slice(x[8:12]), archsimd.LoadInt64x4Slice(y[8:12])
+		x3, y3 := archsimd.LoadInt64x4Slice(x[12:16]), archsimd.LoadInt64x4Slice(y[12:16])
+		if c == arithAdd {
+			x0, x1, x2, x3 = x0.Add(y0), x1.Add(y1), x2.Add(y2), x3.Add(y3)
+		} else {
+			x0, x1, x2, x3 = x0.Sub(y0), x1.Sub(y1), x2.Sub(y2), x3.Sub(y3)
+		}
+		x0.StoreSlice(o[0:4])
+		x1.StoreSlice(o[4:8])
+		x2.StoreSlice(o[8:12])
+		x3.StoreSlice(o[12:16])
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	arithScalar(c, d[i:], xs[i:], ys[i:])
+}
+
+// sqrtFloat64 is d[i] = math.Sqrt(xs[i]) with VSQRTPD (correctly rounded,
+// as math.Sqrt: the same bits).
+func sqrtFloat64(d, xs []float64) {
+	xs = xs[:len(d)]
+	for len(d) >= 8 {
+		archsimd.LoadFloat64x4Slice(xs[0:4]).Sqrt().StoreSlice(d[0:4])
+		archsimd.LoadFloat64x4Slice(xs[4:8]).Sqrt().StoreSlice(d[4:8])
+		d, xs = d[8:], xs[8:]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	sqrtFloatLoop(d, xs)
+}
+
+// sqrtFloat32 is d[i] = float32(math.Sqrt(float64(xs[i]))) with VSQRTPS:
+// rounding the float64 root to float32 gives the correctly rounded float32
+// root (53 ≥ 2×24+2 bits), so the bits are the same.
+func sqrtFloat32(d, xs []float32) {
+	xs = xs[:len(d)]
+	for len(d) >= 16 {
+		archsimd.LoadFloat32x8Slice(xs[0:8]).Sqrt().StoreSlice(d[0:8])
+		archsimd.LoadFloat32x8Slice(xs[8:16]).Sqrt().StoreSlice(d[8:16])
+		d, xs = d[16:], xs[16:]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	sqrtFloatLoop(d, xs)
+}

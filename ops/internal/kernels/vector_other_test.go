@@ -1,0 +1,7 @@
+//go:build !(goexperiment.simd && amd64)
+
+package kernels
+
+// expLimit is vector_exp_amd64.go's range bound (its tests compile in
+// every build; without the SIMD build they find no vector loops).
+const expLimit = 708
