@@ -338,26 +338,10 @@ func (s *blobStore) List(ctx context.Context, prefix string) ([]string, error) {
 	if err := validatePrefix(prefix); err != nil {
 		return nil, err
 	}
-	b, err := s.open()
-	if err != nil {
-		return nil, err
-	}
 	var keys []string
-	err = s.request(ctx, "list", prefix, func(ctx context.Context, progress func()) error {
-		keys = keys[:0]
-		it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix})
-		for {
-			obj, err := it.Next(ctx)
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			progress()
-			if !obj.IsDir {
-				keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
-			}
+	err := s.listing(ctx, prefix, "", func() { keys = keys[:0] }, func(obj *blob.ListObject) {
+		if !obj.IsDir {
+			keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
 		}
 	})
 	if err != nil {
@@ -375,13 +359,33 @@ func (s *blobStore) ListDir(ctx context.Context, prefix string) (keys, dirs []st
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		return nil, nil, fmt.Errorf("%w: directory prefix %q does not end in \"/\"", ErrInvalid, prefix)
 	}
-	b, err := s.open()
+	err = s.listing(ctx, prefix, "/", func() { keys, dirs = keys[:0], dirs[:0] }, func(obj *blob.ListObject) {
+		k := strings.TrimPrefix(obj.Key, s.prefix)
+		if obj.IsDir {
+			dirs = append(dirs, k)
+		} else {
+			keys = append(keys, k)
+		}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	err = s.request(ctx, "list", prefix, func(ctx context.Context, progress func()) error {
-		keys, dirs = keys[:0], dirs[:0]
-		it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix, Delimiter: "/"})
+	slices.Sort(keys)
+	slices.Sort(dirs)
+	return keys, dirs, nil
+}
+
+// listing lists the objects under prefix (grouped by delimiter, if not
+// empty) as one retried request: reset forgets what a failed attempt
+// gathered, add takes each object in turn.
+func (s *blobStore) listing(ctx context.Context, prefix, delimiter string, reset func(), add func(*blob.ListObject)) error {
+	b, err := s.open()
+	if err != nil {
+		return err
+	}
+	return s.request(ctx, "list", prefix, func(ctx context.Context, progress func()) error {
+		reset()
+		it := b.List(&blob.ListOptions{Prefix: s.prefix + prefix, Delimiter: delimiter})
 		for {
 			obj, err := it.Next(ctx)
 			if err == io.EOF {
@@ -391,18 +395,7 @@ func (s *blobStore) ListDir(ctx context.Context, prefix string) (keys, dirs []st
 				return err
 			}
 			progress()
-			k := strings.TrimPrefix(obj.Key, s.prefix)
-			if obj.IsDir {
-				dirs = append(dirs, k)
-			} else {
-				keys = append(keys, k)
-			}
+			add(obj)
 		}
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	slices.Sort(keys)
-	slices.Sort(dirs)
-	return keys, dirs, nil
 }
