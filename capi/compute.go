@@ -157,7 +157,7 @@ func computeOptions(a args) (engine.Options, error) {
 	if o.Resume, err = a.boolean("resume", false); err != nil {
 		return o, err
 	}
-	if o.IntermediateMem, err = a.int64("intermediate_mem", 0); err != nil {
+	if o.IntermediateMem, err = a.int64("intermediate_mem", engine.DefaultIntermediateMem); err != nil {
 		return o, err
 	}
 	if o.TasksPerBatch, err = a.atLeast("tasks_per_batch", 0, 1); err != nil {

@@ -64,6 +64,15 @@ type Options struct {
 	TasksPerBatch int
 }
 
+// DefaultIntermediateMem is the in-memory budget for intermediates that
+// the C ABI (and so Python's compute) uses when intermediate_mem is not
+// given: small computations - the interactive reads of a few elements -
+// then never write or delete files, while any computation's intermediates
+// beyond it go to the work dir as before. Like any IntermediateMem it is
+// on top of the tasks' process budget; it is small beside the spec's
+// reserved memory (100 MB by default). Options' zero value keeps it off.
+const DefaultIntermediateMem = 32 << 20
+
 // DefaultRetries is the number of extra attempts of a failed task.
 const DefaultRetries = 2
 

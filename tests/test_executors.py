@@ -41,11 +41,12 @@ def test_environment_set_after_import_reaches_the_library(s3, tmp_path, monkeypa
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     # (an I/O failure is a RuntimeError until the hardening issue types it OSError)
+    # intermediate_mem=0: the rechunk's intermediate goes to S3, not to memory.
     with pytest.raises((OSError, RuntimeError), match="credentials"):
-        (x + 1).compute()
+        (x + 1).compute(intermediate_mem=0)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    np.testing.assert_array_equal((x + 1).compute(), np.arange(12.0) + 1)
+    np.testing.assert_array_equal((x + 1).compute(intermediate_mem=0), np.arange(12.0) + 1)
     for executor in ("threads", ProcessesExecutor(max_workers=1)):
         np.testing.assert_array_equal((x * 2).compute(executor=executor), np.arange(12.0) * 2)
     assert os.environ["AWS_ACCESS_KEY_ID"] == "test"

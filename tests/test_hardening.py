@@ -41,7 +41,7 @@ def test_work_dir_deleted_mid_compute_is_an_error_naming_the_chunk(tmp_path, res
 
     c = cubego.map_blocks(delete_work_dir_once, b, dtype=b.dtype)
     with pytest.raises(FileNotFoundError, match=r"chunk .*/c/0/\d+ .* not in the store"):
-        c.compute(resume=resume)
+        c.compute(resume=resume, intermediate_mem=0)  # intermediates in the work dir
 
 
 @pytest.mark.parametrize("resume", [False, True, "mixed"])
@@ -125,7 +125,8 @@ target, work = sys.argv[1], sys.argv[2]
 spec = cubego.Spec(work_dir=work, allowed_mem="200MB")
 x = cubego.asarray(np.arange(400 * 400, dtype="f8").reshape(400, 400), chunks=(40, 40), spec=spec)
 y = (x.rechunk((400, 10)) * 3).rechunk((20, 20))
-cubego.to_zarr(y, target, overwrite=True, callbacks=[Started()])
+# intermediate_mem=0: the intermediates go to the work dir, whose debris is checked
+cubego.to_zarr(y, target, overwrite=True, callbacks=[Started()], intermediate_mem=0)
 """
 
 
