@@ -204,7 +204,7 @@ def _intermediate_codecs(spec, root):
     """The codecs of the Zarr arrays under *root* while a task reads an intermediate.
 
     ``x + 1`` is stored (no fusion) and a Python chunk function reading it looks at
-    the intermediates written so far.
+    the intermediates written so far (``intermediate_mem=0``: all in the work dir).
     """
     found: dict[str, list] = {}
 
@@ -220,7 +220,7 @@ def _intermediate_codecs(spec, root):
     a = np.arange(64.0).reshape(8, 8)
     x = cubego.asarray(a, chunks=4, spec=spec)
     y = cubego.map_blocks(look, x + 1, dtype=x.dtype)
-    np.testing.assert_allclose(y.compute(optimize_graph=False), a + 1)
+    np.testing.assert_allclose(y.compute(optimize_graph=False, intermediate_mem=0), a + 1)
     assert found, "no intermediate was written"
     return found
 
