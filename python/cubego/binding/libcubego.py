@@ -24,6 +24,7 @@ import json
 import math
 import numbers
 import os
+import queue
 import sys
 import threading
 import warnings
@@ -341,6 +342,55 @@ _STORAGE_OPS = frozenset({"from_zarr", "store_into"})
 _T = TypeVar("_T")
 
 
+class _HelperThreads:
+    """Daemon threads that run :func:`interruptible` calls, kept for the next call.
+
+    Starting a thread costs about 0.3 ms, as much as a whole small computation
+    (issue #19), so a helper that finished its call waits for the next one.
+    A call that never returns (a stalled request after a second Ctrl-C) keeps
+    its helper; the next call gets another. Daemon threads, so a stalled call
+    never holds up the interpreter's exit; none survive a fork.
+    """
+
+    #: Idle helpers kept at most (the rest end).
+    MAX_IDLE = 2
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[Any] = []  # the inboxes of idle helpers
+        self._pid = os.getpid()
+
+    def run(self, fn: Callable[[], None]) -> threading.Event:
+        """Run *fn* on a helper; the event is set when it has returned."""
+        done = threading.Event()
+        with self._lock:
+            if self._pid != os.getpid():  # forked: the parent's helpers are not here
+                self._idle, self._pid = [], os.getpid()
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(
+                target=self._serve, args=(inbox,), name="cubego-call", daemon=True
+            ).start()
+        inbox.put((fn, done))
+        return done
+
+    def _serve(self, inbox: Any) -> None:
+        while True:
+            fn, done = inbox.get()
+            try:
+                fn()  # reports its own outcome; never raises
+            finally:
+                done.set()
+            with self._lock:
+                if self._pid != os.getpid() or len(self._idle) >= self.MAX_IDLE:
+                    return
+                self._idle.append(inbox)
+
+
+_HELPERS = _HelperThreads()
+
+
 def interruptible(body: Callable[[], _T], discard: Callable[[_T], None] | None = None) -> _T:
     """Run *body*, a library call that can block on storage, so Ctrl-C interrupts it.
 
@@ -376,16 +426,15 @@ def interruptible(body: Callable[[], _T], discard: Callable[[_T], None] | None =
         finally:
             lib.cg_call_release(call.value)
 
-    helper = threading.Thread(target=run, name="cubego-call", daemon=True)
-    helper.start()
+    done = _HELPERS.run(run)
     try:
-        while helper.is_alive():
-            helper.join(_SLICE)
+        while not done.wait(_SLICE):
+            pass
     except BaseException:
         lib.cg_call_cancel(call.value)  # an error status once it has finished: nothing to cancel
         try:
-            while helper.is_alive():
-                helper.join(_SLICE)
+            while not done.wait(_SLICE):
+                pass
         except KeyboardInterrupt:
             pass
         else:
