@@ -381,11 +381,14 @@ class _HelperThreads:
             try:
                 fn()  # reports its own outcome; never raises
             finally:
+                # Idle again before the caller wakes, so its next call finds this helper.
+                with self._lock:
+                    keep = self._pid == os.getpid() and len(self._idle) < self.MAX_IDLE
+                    if keep:
+                        self._idle.append(inbox)
                 done.set()
-            with self._lock:
-                if self._pid != os.getpid() or len(self._idle) >= self.MAX_IDLE:
-                    return
-                self._idle.append(inbox)
+            if not keep:
+                return
 
 
 _HELPERS = _HelperThreads()
