@@ -68,3 +68,16 @@ def test_helper_threads_are_reused(spec):
     for i in range(20):
         assert float(x[i % 10]) == i % 10
     assert {t.ident for t in helpers()} == before  # no thread started for them
+
+
+@pytest.mark.parametrize(
+    "key, tasks",
+    [((slice(5, 7), slice(5, 7)), 1), ((slice(95, 105), slice(5, 7)), 2), ((3, 250), 1)],
+)
+def test_a_small_slice_of_an_elementwise_result_runs_only_its_chunks(spec, key, tasks):
+    """(x + 1)[key] fuses into one op whose tasks are the output's chunks only,
+    not the 100 chunks of x + 1."""
+    a = np.random.default_rng(2).random((1000, 1000))
+    x = cubego.from_array(a, chunks=(100, 100), spec=spec)
+    np.testing.assert_array_equal((x + 1)[key].compute(), (a + 1)[key])
+    assert cubego._last_stats()["num_tasks"] == tasks
