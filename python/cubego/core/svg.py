@@ -12,6 +12,7 @@ per two pixels, only its outline is drawn and the face is shaded.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import accumulate
 
 __all__ = ["chunks_svg"]
@@ -85,8 +86,12 @@ def _face(
     return parts
 
 
+@lru_cache(maxsize=64)
 def chunks_svg(chunks: tuple[tuple[int, ...], ...], size: int = 500) -> str:
     """An SVG picture of an array with *chunks* (its shape is their sums).
+
+    Cached by chunks and size: a notebook shows the same arrays' reprs again
+    and again (issue #19), and the picture depends on nothing else.
 
     Raises ``NotImplementedError`` for 0-d arrays, arrays with a zero-length
     axis and arrays of more than 3 dimensions, which have no picture.
