@@ -541,7 +541,7 @@ func (j *job) writeBlocks(ctx context.Context, ta *taskAllocator, z *zarr.Array,
 	block := append([]int(nil), b0...)
 	offs := make([][]int, len(b0)) // element offset of each block within the task
 	for d := range b0 {
-		off := plan.Offsets(out.Chunks[d])
+		off := out.ChunkOffsets(d)
 		for b := b0[d]; b < b1[d]; b++ {
 			offs[d] = append(offs[d], off[b]-off[b0[d]])
 		}
