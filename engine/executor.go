@@ -516,7 +516,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	}
 	// Pad an edge block to the stored chunk shape in place (backwards, since
 	// every destination index is at least its source index).
-	chunk := z.Metadata().ChunkShape
+	chunk := z.ChunkShape()
 	full := buf[:z.ChunkBytes()]
 	if outBytes != len(full) {
 		padInPlace(out.DType.Size(), outShape, chunk, full)
@@ -532,7 +532,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 func (j *job) writeBlocks(ctx context.Context, ta *taskAllocator, z *zarr.Array, op *plan.Op, task, shape []int, data []byte) error {
 	out := op.Output
 	elem := out.DType.Size()
-	chunk := z.Metadata().ChunkShape
+	chunk := z.ChunkShape()
 	chunkStrides := ops.CStrides(chunk)
 	srcStrides := ops.CStrides(shape)
 	buf := ta.Allocate(z.ChunkBytes())

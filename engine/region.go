@@ -24,7 +24,7 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 		return err
 	}
 	elem := a.DType.Size()
-	chunkShape := z.Metadata().ChunkShape
+	chunkShape := z.ChunkShape()
 	chunkBytes := z.ChunkBytes()
 	chunkStrides := ops.CStrides(chunkShape)
 	n := len(r.Count)
