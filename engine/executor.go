@@ -525,7 +525,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	}
 	// Pad an edge block to the stored chunk shape in place (backwards, since
 	// every destination index is at least its source index).
-	chunk := z.Metadata().ChunkShape
+	chunk := z.ChunkShape()
 	full := buf[:z.ChunkBytes()]
 	if outBytes != len(full) {
 		padInPlace(out.DType.Size(), outShape, chunk, full)
@@ -541,7 +541,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 func (j *job) writeBlocks(ctx context.Context, ta *taskAllocator, z *zarr.Array, op *plan.Op, task, shape []int, data []byte) error {
 	out := op.Output
 	elem := out.DType.Size()
-	chunk := z.Metadata().ChunkShape
+	chunk := z.ChunkShape()
 	chunkStrides := ops.CStrides(chunk)
 	srcStrides := ops.CStrides(shape)
 	buf := ta.Allocate(z.ChunkBytes())
@@ -550,7 +550,7 @@ func (j *job) writeBlocks(ctx context.Context, ta *taskAllocator, z *zarr.Array,
 	block := append([]int(nil), b0...)
 	offs := make([][]int, len(b0)) // element offset of each block within the task
 	for d := range b0 {
-		off := plan.Offsets(out.Chunks[d])
+		off := out.ChunkOffsets(d)
 		for b := b0[d]; b < b1[d]; b++ {
 			offs[d] = append(offs[d], off[b]-off[b0[d]])
 		}

@@ -24,7 +24,7 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 		return err
 	}
 	elem := a.DType.Size()
-	chunkShape := z.Metadata().ChunkShape
+	chunkShape := z.ChunkShape()
 	chunkBytes := z.ChunkBytes()
 	chunkStrides := ops.CStrides(chunkShape)
 	n := len(r.Count)
@@ -33,9 +33,18 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 	// of region indices [lo, hi] inside it.
 	type piece struct{ block, lo, hi int }
 	pieces := make([][]piece, n)
+	offs := make([][]int, n)
 	for d := range n {
-		off := plan.Offsets(a.Chunks[d])
-		for b := range a.Chunks[d] {
+		off := a.ChunkOffsets(d)
+		offs[d] = off
+		// Only the blocks between the region's first and last index can
+		// hold any of it; the others are not looked at.
+		first, last := r.Start[d], r.Start[d]+r.Step[d]*(r.Count[d]-1)
+		first, last = max(min(first, last), 0), min(max(first, last), off[len(off)-1]-1)
+		if first > last {
+			continue
+		}
+		for b := a.BlockOf(d, first); b <= a.BlockOf(d, last); b++ {
 			lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1])
 			if lo <= hi {
 				pieces[d] = append(pieces[d], piece{b, lo, hi})
@@ -46,7 +55,7 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 	for d := range n {
 		p := pieces[d]
 		single = single && len(p) == 1 && r.Step[d] == 1 && p[0].lo == 0 && p[0].hi == r.Count[d]-1 &&
-			r.Start[d] == plan.Offsets(a.Chunks[d])[p[0].block] && r.Count[d] == a.Chunks[d][p[0].block]
+			r.Start[d] == offs[d][p[0].block] && r.Count[d] == a.Chunks[d][p[0].block]
 	}
 	coords := make([]int, n)
 	if single && cap(dst) >= chunkBytes {
@@ -78,7 +87,7 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 			coords[d] = p.block
 			count[d] = p.hi - p.lo + 1
 			first := r.Start[d] + r.Step[d]*p.lo
-			srcOff += (first - plan.Offsets(a.Chunks[d])[p.block]) * chunkStrides[d]
+			srcOff += (first - offs[d][p.block]) * chunkStrides[d]
 			dstOff += p.lo * dstStrides[d]
 		}
 		if err := z.ReadChunk(ctx, coords, scratch); err != nil {

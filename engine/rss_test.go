@@ -24,6 +24,12 @@ func TestRSSReadings(t *testing.T) {
 		t.Errorf("peak %d after touching 64 MB, was %d", p, peak)
 	}
 	a.Free(b)
+	// A reset is seen at once, though the peak was read since.
+	high := peakRSS()
+	resetPeakRSS()
+	if p := peakRSS(); p > high-32<<20 {
+		t.Errorf("peak %d after freeing 64 MB and a reset, was %d", p, high)
+	}
 	if procStatus("NoSuchField:") != 0 {
 		t.Error("an unknown field is not 0")
 	}
@@ -32,5 +38,13 @@ func TestRSSReadings(t *testing.T) {
 func BenchmarkPeakRSS(b *testing.B) {
 	for range b.N {
 		peakRSS()
+	}
+}
+
+// BenchmarkPeakRSSProc is the /proc read that peakRSS avoids when the peak
+// has not moved.
+func BenchmarkPeakRSSProc(b *testing.B) {
+	for range b.N {
+		procStatus("VmHWM:")
 	}
 }

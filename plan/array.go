@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/cubego/cubego/zarr"
@@ -28,6 +29,11 @@ type Array struct {
 	// Target, when set, is where the computed array is written (to_zarr).
 	// Otherwise the engine writes it to an intermediate under the work dir.
 	Target *ZarrRef
+
+	// offsets caches ChunkOffsets: tasks look up their blocks' element
+	// offsets, and summing the chunk sizes before a block on every lookup
+	// made a plan's cost grow with the square of its blocks (issue #19).
+	offsets atomic.Pointer[[][]int]
 }
 
 // ZarrRef names a Zarr array in a store, and for arrays the engine creates
@@ -67,6 +73,33 @@ func NewArray(shape []int, dt zarr.DataType, chunks [][]int, spec *Spec) *Array 
 		ID: id, Name: fmt.Sprintf("array-%03d", id),
 		Shape: append([]int{}, shape...), DType: dt, Chunks: chunks, Spec: spec,
 	}
+}
+
+// ChunkOffsets returns the element offset of each block along dimension d
+// followed by the extent, Offsets(a.Chunks[d]), computed once per array.
+// Chunks must not change once it has been called; the result is shared and
+// must not be modified.
+func (a *Array) ChunkOffsets(d int) []int {
+	if all := a.offsets.Load(); all != nil && len((*all)[d]) == len(a.Chunks[d])+1 {
+		return (*all)[d]
+	}
+	all := make([][]int, len(a.Chunks))
+	for i, c := range a.Chunks {
+		all[i] = Offsets(c)
+	}
+	a.offsets.Store(&all)
+	return all[d]
+}
+
+// BlockOf returns the block along dimension d that holds element index i
+// (0 <= i < Shape[d]).
+func (a *Array) BlockOf(d, i int) int {
+	off := a.ChunkOffsets(d)
+	b, found := slices.BinarySearch(off, i)
+	if !found {
+		b--
+	}
+	return min(b, len(a.Chunks[d])-1)
 }
 
 // NDim returns the number of dimensions.

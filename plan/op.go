@@ -237,15 +237,8 @@ func (op *Op) OutputRange(task []int) (lo, hi []int) {
 	lo = make([]int, len(task))
 	hi = make([]int, len(task))
 	for d := range task {
-		s := 0
-		for _, c := range out.Chunks[d][:b0[d]] {
-			s += c
-		}
-		e := s
-		for _, c := range out.Chunks[d][b0[d]:b1[d]] {
-			e += c
-		}
-		lo[d], hi[d] = s, e
+		off := out.ChunkOffsets(d)
+		lo[d], hi[d] = off[b0[d]], off[b1[d]]
 	}
 	return lo, hi
 }
@@ -300,11 +293,7 @@ func (op *Op) InputRegion(i int, block, step []int) Region {
 		case Blocks:
 			b0, _ := m.blocksRange(in.Array, d, lo, hi)
 			b := b0 + step[m.IterAxis]
-			off := 0
-			for _, c := range in.Array.Chunks[d][:b] {
-				off += c
-			}
-			r.Start[d], r.Step[d], r.Count[d] = off, 1, in.Array.Chunks[d][b]
+			r.Start[d], r.Step[d], r.Count[d] = in.Array.ChunkOffsets(d)[b], 1, in.Array.Chunks[d][b]
 		case Full:
 			r.Start[d], r.Step[d], r.Count[d] = 0, 1, in.Array.Shape[d]
 		case Scaled:

@@ -192,6 +192,10 @@ func newArray(s Store, path string, meta ArrayMetadata) (*Array, error) {
 // set, and Codecs are in canonical form.
 func (a *Array) Metadata() ArrayMetadata { return a.meta.clone() }
 
+// ChunkShape returns a copy of the array's chunk shape: Metadata().ChunkShape
+// without copying the codecs and attributes, for callers that run per chunk.
+func (a *Array) ChunkShape() []int { return append([]int{}, a.meta.ChunkShape...) }
+
 // Store returns the store holding the array.
 func (a *Array) Store() Store { return a.store }
 

@@ -267,6 +267,23 @@ func TestArrayZeroSize(t *testing.T) {
 	}
 }
 
+func TestArrayChunkShapeIsACopy(t *testing.T) {
+	a, err := zarr.CreateArray(context.Background(), zarr.NewMemoryStore(), "", zarr.ArrayMetadata{
+		Shape: []int{7, 5}, ChunkShape: []int{3, 2}, DataType: zarr.Int8,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := a.ChunkShape()
+	if !slices.Equal(c, a.Metadata().ChunkShape) {
+		t.Fatalf("ChunkShape = %v, Metadata().ChunkShape = %v", c, a.Metadata().ChunkShape)
+	}
+	c[0] = 99
+	if got := a.ChunkShape(); !slices.Equal(got, []int{3, 2}) {
+		t.Errorf("ChunkShape after changing a returned copy = %v, want [3 2]", got)
+	}
+}
+
 func TestWriteEmptyChunks(t *testing.T) {
 	ctx := context.Background()
 	s := zarr.NewMemoryStore()
