@@ -60,9 +60,9 @@ func TestNormalizeChunksInvalid(t *testing.T) {
 		{`1.5`, []int{5}},
 		{`"lots"`, []int{5}},
 		{`true`, []int{5}},
-		{`1`, []int{0, 1 << 31}},                   // 2**31 blocks: refused, not allocated
+		{`1`, []int{0, 1 << 31}},            // 2**31 blocks: refused, not allocated
 		{`[1, 1]`, []int{1, MaxBlocks + 1}}, // one block too many
-		{`"auto"`, []int{1 << 62}},                 // auto chunks of an absurd axis
+		{`"auto"`, []int{1 << 62}},          // auto chunks of an absurd axis
 	}
 	for _, c := range cases {
 		_, err := NormalizeChunks(decode(t, c.spec), c.shape, 8, 0)
