@@ -43,6 +43,7 @@ from cubego.primitive.blockwise import (
     has_keyword,
     python_op,
 )
+from cubego.primitive.reduction import _concat
 
 __all__ = ["groupby_blockwise", "groupby_reduction"]
 
@@ -114,13 +115,6 @@ def _without_dummy(value: Any, ndim: int) -> Any:
     return _each(value, lambda v: v[..., 0] if v.ndim == ndim + 1 else v)
 
 
-def _stacked(previous: Any, current: Any) -> Any:
-    """Two intermediates (with their dummy axis) stacked along the dummy axis."""
-    if isinstance(previous, dict):
-        return {k: np.concatenate([previous[k], current[k]], axis=-1) for k in previous}
-    return np.concatenate([previous, current], axis=-1)
-
-
 def _block_bytes(chunks: tuple[tuple[int, ...], ...], itemsize: int) -> int:
     return math.prod(max(c) if c else 0 for c in chunks) * itemsize
 
@@ -172,7 +166,8 @@ class _GroupCombine:
     def __call__(self, inputs: list[np.ndarray], out: np.ndarray, task: pyfunc.Task) -> None:
         result = self._fold(self._read(inputs[0], copy=False))
         if not task.first:
-            result = self._fold(_stacked(self._read(out, copy=True), result))
+            # The previous and the current intermediate, stacked along the dummy axis.
+            result = self._fold(_concat(self._read(out, copy=True), result, -1))
         stored = _stored(_without_dummy(result, self.ndim), self.axis)
         _store(out, stored, task, self.struct, self.name)
 
