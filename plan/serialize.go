@@ -161,6 +161,9 @@ func (j *exprJSON) expr() (*Expr, error) {
 	if j == nil {
 		return nil, fmt.Errorf("a null expression")
 	}
+	if !j.DType.Valid() {
+		return nil, fmt.Errorf("an expression of invalid data type %d", int(j.DType))
+	}
 	e := &Expr{Op: j.Op, Input: j.Input, Value: j.Value.scalar(), DType: j.DType}
 	for _, a := range j.Args {
 		arg, err := a.expr()

@@ -33,7 +33,7 @@ func TestUnmarshalRefusesInconsistentGraphs(t *testing.T) {
 		{withOp(`{"name": "op", "func": "f", "kind": "blockwise", "inputs": [{"array": 0, "dims": [{"kind": 0, "out_dim": 0, "step": 1}]}],
 			"kernel": {"core": "map", "exprs": [null]}}`), "a null expression"},
 		{withOp(`{"name": "op", "func": "f", "kind": "blockwise", "inputs": [{"array": 0, "dims": [{"kind": 0, "out_dim": 0, "step": 1}]}],
-			"kernel": {"core": "map", "exprs": [{"op": "input"}]}, "task_blocks": [0]}`), "task blocks"},
+			"kernel": {"core": "map", "exprs": [{"op": "input", "dtype": "float64"}]}, "task_blocks": [0]}`), "task blocks"},
 	}
 	for _, c := range cases {
 		_, err := plan.Unmarshal([]byte(c.graph))
