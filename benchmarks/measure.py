@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -118,6 +119,7 @@ class ProcRun:
     limit_kind: str | None = None
     result: dict | None = None
     stderr_tail: str = ""
+    disk_low: str | None = None  # why the run was killed for lack of disk space
 
 
 def _tree_rss(proc: psutil.Process) -> int:
@@ -141,8 +143,14 @@ def run(
     log_prefix: str,
     mem_limit: int | None = None,
     hz: float = 20.0,
+    disk_guard: tuple[str, int] | None = None,
 ) -> ProcRun:
-    """Run *cmd*, sampling its memory, and parse its ``BENCH_RESULT`` line."""
+    """Run *cmd*, sampling its memory, and parse its ``BENCH_RESULT`` line.
+
+    With *disk_guard* ``(path, min_free)`` the child's process group is killed
+    when the disk holding *path* has less than *min_free* bytes free (checked
+    twice a second), so that a run's intermediates never fill the disk.
+    """
     out = ProcRun()
     group = None
     preexec = None
@@ -170,10 +178,20 @@ def run(
             proc = psutil.Process(p.pid)
         except psutil.Error:
             return
+        n = 0
         while not done.is_set():
             rss = _tree_rss(proc)
             if rss:
                 out.samples.append((time.time(), rss))
+            n += 1
+            if disk_guard and n % max(1, int(hz / 2)) == 0 and out.disk_low is None:
+                free = shutil.disk_usage(disk_guard[0]).free
+                if free < disk_guard[1]:
+                    out.disk_low = (
+                        f"{free / 1e9:.1f} GB free on the work dir's disk, "
+                        f"below the {disk_guard[1] / 1e9:.1f} GB floor (--min-free-disk)"
+                    )
+                    kill()
             done.wait(1.0 / hz)
 
     def kill():

@@ -26,8 +26,10 @@ STATUS_TEXT = {
     "crash-retried": "crashed, retried",
     "error": "error",
     "skipped": "skipped",
+    "disk": "out of disk",
 }
-IO_BOUND = ("W1", "W2", "W3", "W4", "W6", "W8")
+# Dask "holds data" in a case when its RSS growth is at least this share of the input.
+HOLDS_DATA = 0.5
 COLORS = {
     "cubego": "#1b9e77",
     "cubed": "#d95f02",
@@ -120,26 +122,57 @@ def round_ratios(a_recs, b_recs, field="wall_s") -> list[float]:
     return [a[k] / b[k] for k in sorted(a) if k in b and a[k] and b[k]]
 
 
-def roofline_s(rec: dict, io: dict) -> float | None:
-    """Seconds to move the case's bytes at the roofline: the disk's read speed in a
-    cold-cache run (``io["cold"]``), the page cache's otherwise; writes land in the
-    page cache either way."""
-    if not io or rec.get("workload") not in IO_BOUND:
-        return None
-    read, write = rec.get("read_bytes") or 0, rec.get("write_bytes") or 0
-    if not read and not write:
-        return None
-    read_bps = (io.get("cold") or {}).get("read_Bps") or io["read_Bps"]
-    return read / read_bps + write / io["write_Bps"]
+def roof_of(by: dict) -> dict | None:
+    """The case's roofline (``run.roofline``), or None for results that predate it."""
+    for recs in by.values():
+        for r in recs:
+            if (r.get("roofline") or {}).get("seconds"):
+                return r["roofline"]
+    return None
 
 
-def efficiency(recs, io) -> float | None:
-    runs = ok_runs(recs)
-    if not runs:
-        return None
-    roof = roofline_s(runs[0], io)
+def pct_roof(recs, roof) -> float | None:
+    """roofline / wall: 1.0 is the machine's limit."""
     wall = med(recs, "wall_s")
-    return roof / wall if roof and wall else None
+    return roof["seconds"] / wall if roof and wall else None
+
+
+def fmt_pct(x) -> str:
+    return "–" if x is None else f"{x * 100:.0f}%"
+
+
+def roof_text(roof: dict) -> str:
+    """How the roofline was made, for the per-case section."""
+    io = (
+        f"read {fmt_b(roof['read_bytes'])} at {fmt_b(roof['read_Bps'])}/s ({roof['read_kind']})"
+        + (
+            f" + write {fmt_b(roof['write_bytes'])} at {fmt_b(roof['write_Bps'])}/s "
+            f"({roof['write_kind']})"
+            if roof.get("write_bytes")
+            else ""
+        )
+        + f" = {fmt_s(roof['io_s'])}"
+    )
+    cpu = (
+        f"numpy {fmt_s(roof['numpy_cpu_s'])} on one core / {roof['cores']} cores = "
+        f"{fmt_s(roof['cpu_s'])}"
+        if roof.get("cpu_s") is not None
+        else "no CPU probe"
+    )
+    notes = "".join(f"; {n}" for n in roof.get("notes") or [])
+    return f"roofline {fmt_s(roof['seconds'])}, bound by {roof['bound']}: I/O {io}; CPU {cpu}{notes}"
+
+
+def holds_data(by: dict) -> bool | None:
+    """Whether Dask held the data in memory: RSS growth ≥ HOLDS_DATA × the input."""
+    runs = ok_runs(by.get("dask"))
+    read = (runs[0].get("read_bytes") if runs else 0) or 0
+    growth = median(
+        [(r.get("rss_hwm") or 0) - (r.get("rss_start") or 0) for r in runs if r.get("rss_hwm")]
+    )
+    if not runs or growth is None or not read:
+        return None
+    return growth >= HOLDS_DATA * read
 
 
 # ---------------------------------------------------------------- markdown
@@ -159,11 +192,17 @@ def machine_section(doc: dict) -> list[str]:
         f"read {fmt_b(io['read_Bps'])}/s ({fmt_b(io['bytes'])} probe)",
         *(
             [
-                f"- cold disk roofline (2 threads, page cache dropped before each pass): read "
-                f"{fmt_b(io['cold']['read_Bps'])}/s ({fmt_b(io['cold']['bytes'])} probe"
+                f"- disk (2 threads, page cache dropped before each pass): read "
+                f"{fmt_b(io['cold']['read_Bps'])}/s"
+                + (
+                    f", write {fmt_b(io['cold']['write_Bps'])}/s (fsync'ed)"
+                    if io["cold"].get("write_Bps")
+                    else ""
+                )
+                + f" ({fmt_b(io['cold']['bytes'])} probe"
                 + ("" if io["cold"].get("dropped", True) else "; could not drop caches")
                 + (f"; {io['cold']['note']}" if io["cold"].get("note") else "")
-                + "); I/O efficiency in this run is against it"
+                + ")"
             ]
             if io.get("cold")
             else []
@@ -228,6 +267,7 @@ def headline(doc: dict) -> list[str]:
     g = groups(doc)
     engines = [e for e in ENGINE_ORDER if any(e in v for v in g.values())]
     head = ["size", "variant", "case"] + [f"{e} wall" for e in engines]
+    head += ["roofline", "cubego % of roofline"]
     peers = [e for e in engines if e != "cubego"]
     head += [f"cubego/{p}" for p in peers if p in ("cubed", "dask")]
     head += [f"{e} peak RSS" for e in engines if e in ("cubego", "cubed", "dask")]
@@ -237,6 +277,9 @@ def headline(doc: dict) -> list[str]:
         row = [size, variant, case]
         for e in engines:
             row.append(status_cell(by.get(e)) or fmt_s(med(by.get(e), "wall_s")))
+        roof = roof_of(by)
+        row.append(f"{fmt_s(roof['seconds'])} {roof['bound']}" if roof else "–")
+        row.append(fmt_pct(pct_roof(by.get("cubego"), roof)))
         for p in peers:
             if p in ("cubed", "dask"):
                 row.append(fmt_r(median(round_ratios(by.get("cubego"), by.get(p)))))
@@ -248,6 +291,9 @@ def headline(doc: dict) -> list[str]:
     lines.append("")
     lines.append(
         "Wall = median of the timed section (plan + compute + store, inside the engine's process). "
+        "Roofline = max(bytes read / read speed + bytes written / write speed, numpy's "
+        "single-core CPU time for the same arithmetic / cores), measured in this run; "
+        "% of roofline = roofline / cubego's wall (100% is the machine's limit). "
         "cubego/peer = median of the per-round ratios of wall times (< 1: cubego is faster). "
         "Peak RSS = max of the parent's 20 Hz samples of the child's RSS and the child's own "
         "high-water mark `VmHWM` (whole process, interpreter included)."
@@ -270,7 +316,7 @@ def agree_cell(by: dict) -> str:
 
 def case_section(doc: dict, key, by: dict) -> list[str]:
     size, variant, case = key
-    io = doc["meta"]["io"]
+    roof = roof_of(by)
     lines = [f"#### {case} — size {size}, {variant}", ""]
     head = [
         "engine",
@@ -284,7 +330,7 @@ def case_section(doc: dict, key, by: dict) -> list[str]:
         "bytes written",
         "ops",
         "tasks",
-        "I/O roofline",
+        "% of roofline",
         "agree",
     ]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -311,7 +357,6 @@ def case_section(doc: dict, key, by: dict) -> list[str]:
                 if r.get("rss_hwm_reset", True) and r.get("rss_hwm")
             ]
         )
-        eff = efficiency(recs, io)
         r0 = next((r for r in recs if r["round"] == 0), runs[0])
         status = f"ok {len(runs)}/{len(recs)}"
         row = [
@@ -326,13 +371,15 @@ def case_section(doc: dict, key, by: dict) -> list[str]:
             fmt_b(med(recs, "io_write_bytes")),
             str(r0.get("num_ops") if r0.get("num_ops") is not None else "–"),
             str(r0.get("num_tasks") if r0.get("num_tasks") is not None else "–"),
-            f"{eff * 100:.0f}%" if eff else "–",
+            fmt_pct(pct_roof(recs, roof)),
             ("yes" if r0.get("agree") else f"NO ({r0.get('agree_detail')})")
             if "agree" in r0
             else "–",
         ]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
+    if roof:
+        lines.append("- " + roof_text(roof))
     for p in PEERS:
         ratios = round_ratios(by.get("cubego"), by.get(p))
         if ratios:
@@ -403,6 +450,7 @@ def speedups(g: dict, peer: str, workloads) -> list[tuple[str, float]]:
 
 
 def goals(doc: dict) -> list[str]:
+    """Issue 19's goals, each measured from this run's numbers."""
     g = groups(doc)
     lines = ["| goal | measured | met |", "|---|---|---|"]
 
@@ -410,49 +458,79 @@ def goals(doc: dict) -> list[str]:
         verdict = "yes" if met else "no" if met is not None else "–"
         lines.append(f"| {goal} | {measured} | {verdict} |")
 
-    main_w = ("W1", "W2", "W3", "W4", "W5", "W6", "W8")
-    s = speedups(g, "cubed", main_w)
+    def slow(pairs, limit):
+        worst = [f"{c} {x:.2f}×" for c, x in sorted(pairs, key=lambda p: p[1]) if x < limit]
+        return f" (short: {', '.join(worst[:4])})" if worst else ""
+
+    every = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8")
+    sd = speedups(g, "dask", every)
+    faster = sum(1 for _, x in sd if x >= 1)
+    row(
+        "wall ≤ Dask's on every case",
+        f"{faster} of {len(sd)} cases" + slow(sd, 1),
+        faster == len(sd) if sd else None,
+    )
+    s = speedups(g, "cubed", ("W2", "W3", "W4", "W5", "W6"))
     m = median([x for _, x in s])
     row(
-        "median over W1–W6, W8: ≥ 5× faster than Cubed",
+        "median over W2–W6: ≥ 5× faster than Cubed",
         f"{fmt_r(m)}× over {len(s)} cases" if m else "no paired runs",
         m >= 5 if m else None,
     )
     for peer, target in (("cubed", 20), ("dask", 3)):
-        s7 = speedups(g, peer, ("W7",))
-        m7 = median([x for _, x in s7])
+        m7 = median([x for _, x in speedups(g, peer, ("W7",))])
         row(
             f"W7: ≥ {target}× faster than {peer}",
             f"{fmt_r(m7)}×" if m7 else "no paired runs",
             m7 >= target if m7 else None,
         )
-    sd = speedups(g, "dask", main_w + ("W7",))
-    faster = sum(1 for _, x in sd if x >= 1)
-    row("wall time ≤ Dask's", f"{faster} of {len(sd)} cases", faster == len(sd) if sd else None)
-    mem = []
-    for by in g.values():
+    mem, held = [], []
+    for (size, variant, case), by in g.items():
         r = median(round_ratios(by.get("cubego"), by.get("dask"), "peak_rss"))
-        if r is not None:
-            mem.append(r)
-    low = sum(1 for x in mem if x <= 0.3)
+        if r is None:
+            continue
+        mem.append((f"{case} {size} {variant}", r))
+        if holds_data(by):
+            held.append((f"{case} {size} {variant}", r))
+    low = sum(1 for _, x in mem if x <= 1)
     row(
-        "peak RSS ≤ 0.3× Dask's",
-        f"{low} of {len(mem)} cases (median {fmt_r(median(mem))}×)",
+        "peak RSS ≤ Dask's on every case",
+        f"{low} of {len(mem)} cases (median {fmt_r(median([x for _, x in mem]))}×)"
+        + "".join(f"; {c} {x:.2f}×" for c, x in mem if x > 1)[:300],
         low == len(mem) if mem else None,
     )
-    effs = []
-    for (_, _, case), by in g.items():
-        if case.split(".")[0] in IO_BOUND:
-            e = efficiency(by.get("cubego"), doc["meta"]["io"])
-            if e is not None:
-                effs.append(e)
-    good = sum(1 for e in effs if e >= 0.75)
+    low = sum(1 for _, x in held if x <= 0.3)
     row(
-        "≥ 75% of the I/O roofline (I/O-bound cases; "
-        + ("cold disk" if doc["meta"]["io"].get("cold") else "warm page cache")
-        + ")",
-        f"{good} of {len(effs)} cases (median {fmt_r((median(effs) or 0) * 100)}%)",
-        good == len(effs) if effs else None,
+        f"peak RSS ≤ 0.3× Dask's where Dask holds data (its RSS growth ≥ {HOLDS_DATA:g}× the "
+        "input)",
+        (", ".join(f"{c} {x:.2f}×" for c, x in held) if held else "no such case")[:400],
+        low == len(held) if held else None,
+    )
+    pcts = []
+    for (size, variant, case), by in g.items():
+        p = pct_roof(by.get("cubego"), roof_of(by))
+        if p is not None:
+            pcts.append((f"{case} {size} {variant}", p))
+    good = sum(1 for _, x in pcts if x >= 0.75)
+    row(
+        "≥ 75% of the roofline on every case",
+        f"{good} of {len(pcts)} cases (median {fmt_pct(median([x for _, x in pcts]))})"
+        + slow(pcts, 0.75).replace("×", "").replace(" (short", " (short, roofline/wall")
+        if pcts
+        else "no roofline in these results",
+        good == len(pcts) if pcts else None,
+    )
+    w8 = []
+    for (size, variant, case), by in g.items():
+        roof = roof_of(by)
+        wall = med(by.get("cubego"), "wall_s")
+        if case.startswith("W8") and roof and roof["read_kind"] == "cold" and wall:
+            w8.append((f"{case} {variant}", roof["io_s"] / wall))
+    good = sum(1 for _, x in w8 if x >= 0.85)
+    row(
+        "W8 cold read and copy ≥ 85% of the disk probe (I/O seconds at the probe's speeds / wall)",
+        ", ".join(f"{c} {x * 100:.0f}%" for c, x in w8) if w8 else "no W8 case with a cold roofline in these results",
+        good == len(w8) if w8 else None,
     )
     n_ops = over = 0
     for by in g.values():
@@ -537,18 +615,23 @@ def shortfalls(doc: dict) -> list[str]:
                 else 1 / 3
                 if case.startswith("W7")
                 else 1 / 5
-                if p == "cubed"
+                if p == "cubed" and case.split(".")[0] in ("W2", "W3", "W4", "W5", "W6")
                 else 1.0
+                if p == "dask"
+                else None
             )
-            if ratio > target:
+            if target is not None and ratio > target:
                 reasons.append(f"{fmt_r(ratio)}× {p}'s wall time (goal ≤ {fmt_r(target)}×)")
         mem = median(round_ratios(recs, by.get("dask"), "peak_rss"))
-        if mem is not None and mem > 0.3:
-            reasons.append(f"peak RSS {fmt_r(mem)}× Dask's (goal ≤ 0.3×)")
-        eff = efficiency(recs, doc["meta"]["io"])
-        if eff is not None and eff < 0.75:
-            kind = "cold disk" if doc["meta"]["io"].get("cold") else "warm"
-            reasons.append(f"{eff * 100:.0f}% of the {kind} I/O roofline (goal ≥ 75%)")
+        target = 0.3 if holds_data(by) else 1.0
+        if mem is not None and mem > target:
+            reasons.append(
+                f"peak RSS {fmt_r(mem)}× Dask's (goal ≤ {target:g}×"
+                + (", as Dask holds the data)" if target < 1 else ")")
+            )
+        pct = pct_roof(recs, roof_of(by))
+        if pct is not None and pct < 0.75:
+            reasons.append(f"{pct * 100:.0f}% of the roofline ({roof_of(by)['bound']}; goal ≥ 75%)")
         over = [
             op
             for op in r0.get("ops") or []
@@ -569,6 +652,46 @@ def shortfalls(doc: dict) -> list[str]:
         because = ". Why: " + "; ".join(why) if why else "."
         out.append(f"- {where}: " + "; ".join(reasons) + because)
     return out or ["- no shortfalls against the goals in this run"]
+
+
+def limits(doc: dict) -> list[str]:
+    """One line per case: what bounds cubego there now, from this run's numbers."""
+    out = []
+    for (size, variant, case), by in groups(doc).items():
+        recs = by.get("cubego")
+        runs = ok_runs(recs)
+        if not runs:
+            continue
+        r0 = next((r for r in runs if r["round"] == 0), runs[0])
+        roof = roof_of(by)
+        wall, cpu = med(recs, "wall_s"), med(recs, "cpu_s")
+        parts = []
+        if roof:
+            parts.append(
+                f"{fmt_pct(pct_roof(recs, roof))} of the roofline ({fmt_s(roof['seconds'])}, "
+                f"{roof['bound']}: I/O {fmt_s(roof['io_s'])}, CPU {fmt_s(roof['cpu_s'])})"
+            )
+        else:
+            parts.append("no roofline in these results")
+        if cpu and wall:
+            cores = (roof or {}).get("cores") or doc["meta"].get("workers") or 2
+            parts.append(f"{cpu / wall:.1f} of {cores} cores busy")
+        inter = med(recs, "intermediate_written")
+        if inter is not None:
+            read = r0.get("read_bytes") or 0
+            parts.append(
+                f"{fmt_b(inter)} of intermediates"
+                + (f" ({inter / read:.2f}× the input)" if read and inter > 1e6 else "")
+            )
+        if roof and roof.get("numpy_cpu_s") and cpu:
+            parts.append(
+                f"CPU {fmt_s(cpu)} = {cpu / roof['numpy_cpu_s']:.1f}× numpy's "
+                f"{fmt_s(roof['numpy_cpu_s'])} for the same arithmetic"
+            )
+        elif cpu:
+            parts.append(f"CPU {fmt_s(cpu)}")
+        out.append(f"- **{case}** ({size}, {variant}): " + "; ".join(parts))
+    return out or ["- no cubego results"]
 
 
 def explain(recs: list[dict], by: dict, r0: dict) -> list[str]:
@@ -623,8 +746,8 @@ def write(results_dir: str, md_path: str, plots_dir: str) -> None:
         "# cubego benchmark results",
         "",
         "Generated by `benchmarks/run.py` from `benchmarks/results/*.json` (see "
-        "`benchmarks/README.md`); edit only the human notes at the end. Goals are from issue 6 "
-        "and `reference/perf.md`; they are reported against, not tuned to.",
+        "`benchmarks/README.md`); edit only the human notes at the end. Goals are from issue "
+        "19 and `reference/perf.md`; they are reported against, not tuned to.",
         "",
     ]
     for doc in docs:
@@ -647,6 +770,8 @@ def write(results_dir: str, md_path: str, plots_dir: str) -> None:
             lines += constrained_table(doc)
         lines += ["", "### Where cubego falls short and why", ""]
         lines += shortfalls(doc)
+        lines += ["", "### What limits each case now", ""]
+        lines += limits(doc)
         lines += ["", "### Per case", ""]
         for key, by in groups(doc).items():
             lines += case_section(doc, key, by)

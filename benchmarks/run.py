@@ -45,7 +45,7 @@ RUNNER = {
     "numpy": "numpy_runner.py",
 }
 # Failures that will not change from one round to the next: run them once.
-DETERMINISTIC = ("not_supported", "refused", "timeout", "oom", "memory")
+DETERMINISTIC = ("not_supported", "refused", "timeout", "oom", "memory", "disk")
 
 
 def parse_args(argv=None):
@@ -88,6 +88,11 @@ def parse_args(argv=None):
     p.add_argument("--label", default=None, help="results file name (default from the mode)")
     p.add_argument("--keep-data", action="store_true", help="keep M/L inputs after use")
     p.add_argument("--cold", action="store_true", help="drop the page cache before each run")
+    p.add_argument(
+        "--min-free-disk",
+        default="2GB",
+        help="kill a run (status 'disk') when the work dir's disk has less free space than this",
+    )
     p.add_argument(
         "--cubego-python",
         default=os.path.join(REPO, ".venv", "bin", "python"),
@@ -247,32 +252,67 @@ def measure_io(work_dir: str, total: int, files: int = 8, repeats: int = 5) -> d
     return {"bytes": n, "write_Bps": best_w, "read_Bps": best_r, "repeats": repeats}
 
 
-def measure_cold_read(work_dir: str, total: int, files: int = 8, repeats: int = 3) -> dict:
-    """Disk read bandwidth with 2 threads and a dropped page cache: the cold roofline.
+def measure_disk(work_dir: str, total: int, files: int = 8, repeats: int = 3) -> dict:
+    """The disk's own speeds with 2 threads: the cold roofline.
 
-    Writes *files* files of random bytes once, then reads them *repeats* times,
-    each after syncing and dropping the page cache (needs root; without it the
-    result is the page cache's speed, and ``dropped`` says so). The best pass.
+    Write: *files* files of random bytes written and fsync'ed, timed to the end
+    of the last fsync (the rate the disk sustains: engines do not fsync, but
+    once their output passes the kernel's dirty-page limit they write at this
+    rate). Read: the files *repeats* times, each after syncing and dropping the
+    page cache (needs root; without it the result is the page cache's speed,
+    and ``dropped`` says so). The best pass of each.
     """
     d = os.path.join(work_dir, "io-probe-cold")
     os.makedirs(d, exist_ok=True)
     size = total // files
     buf = np.random.default_rng(1).random(size // 8).tobytes()
     paths = [os.path.join(d, f"f{i}") for i in range(files)]
-    for p in paths:
-        with open(p, "wb") as f:
-            f.write(buf)
 
-    best = 0.0
+    def write(path):
+        with open(path, "wb") as f:
+            f.write(buf)
+            f.flush()
+            os.fsync(f.fileno())
+
+    best_r = best_w = 0.0
     dropped = os.access("/proc/sys/vm/drop_caches", os.W_OK)
     with ThreadPoolExecutor(2) as pool:
-        for _ in range(repeats):
+        for i in range(repeats):
+            if i < 2:
+                for p in paths:
+                    if os.path.exists(p):
+                        os.remove(p)
+                drop_caches()
+                t0 = time.perf_counter()
+                list(pool.map(write, paths))
+                best_w = max(best_w, size * files / (time.perf_counter() - t0))
             drop_caches()
             t0 = time.perf_counter()
             list(pool.map(_read_file, paths))
-            best = max(best, size * files / (time.perf_counter() - t0))
+            best_r = max(best_r, size * files / (time.perf_counter() - t0))
     shutil.rmtree(d, ignore_errors=True)
-    return {"bytes": size * files, "read_Bps": best, "repeats": repeats, "dropped": dropped}
+    return {
+        "bytes": size * files,
+        "read_Bps": best_r,
+        "write_Bps": best_w,
+        "repeats": repeats,
+        "dropped": dropped,
+    }
+
+
+def dirty_limit(ram: int) -> int:
+    """Bytes of dirty page cache before a writer must wait for the disk
+    (``vm.dirty_bytes``, else ``vm.dirty_ratio`` % of RAM: an upper bound, as
+    the kernel takes the ratio of free and reclaimable memory only)."""
+
+    def read(name):
+        try:
+            with open(f"/proc/sys/vm/{name}") as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return 0
+
+    return read("dirty_bytes") or int(ram * (read("dirty_ratio") or 20) / 100)
 
 
 def drop_caches() -> None:
@@ -326,6 +366,8 @@ def job_for(case, engine, variant, size, inputs, work, round_, args, transpose) 
 
 def status_of(pr: measure.ProcRun) -> tuple[str, str | None]:
     res = pr.result or {}
+    if pr.disk_low:
+        return "disk", f"killed: {pr.disk_low}"
     if pr.timed_out:
         return "timeout", "killed at the time limit"
     if pr.cgroup and pr.cgroup.get("oom_kills"):
@@ -360,6 +402,7 @@ def run_one(case, engine, variant, size, inputs, round_, args, state) -> dict:
         args.timeout,
         os.path.join(logs, tag),
         mem_limit=state["mem_limit"] if args.constrained else None,
+        disk_guard=(args.work_dir, parse_size(args.min_free_disk)),
     )
     status, error = status_of(pr)
     res = pr.result or {}
@@ -500,6 +543,113 @@ def _compare(a: list, b: list, rtol: float, atol: float) -> tuple[bool, str]:
     return True, f"max abs diff {worst_abs:.2g}, relative to the largest value {worst:.2g}"
 
 
+# ---------------------------------------------------------------- roofline
+
+# Page cache the inputs may not count on: the OS, the interpreters, the driver.
+CACHE_MARGIN = 2 * 2**30
+
+
+def cpu_probe(case: wl.Case, size: str, state: dict) -> dict:
+    """numpy's single-core CPU seconds for *case*'s arithmetic (``workloads.cpu_probe``),
+    timed in a child process with single-threaded BLAS, once per size and case."""
+    cache = state.setdefault("cpu_probes", {})
+    key = (size, case.key)
+    if key not in cache:
+        cmd = [
+            state.get("peers_python") or sys.executable,
+            os.path.join(HERE, "workloads.py"),
+            "cpu-probe",
+            size,
+            case.key,
+            json.dumps({"transpose": state["transpose"]}),
+        ]
+        try:
+            p = subprocess.run(
+                cmd, capture_output=True, text=True, env=measure.child_env(1), timeout=900
+            )
+            cache[key] = json.loads(p.stdout.strip().splitlines()[-1])[case.key]
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError, KeyError) as e:
+            cache[key] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    return cache[key]
+
+
+def _disk_bytes(path: str) -> int:
+    """Bytes of the files under *path* (a stored array's size on disk)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
+
+
+def roofline(case: wl.Case, paths: dict, recs: list[dict], cpu: dict, args, state) -> dict:
+    """The case's roofline: max(I/O seconds, numpy CPU seconds / cores).
+
+    I/O seconds = inputs' bytes on disk / read speed + output bytes on disk /
+    write speed. Read speed: the disk's (the cold probe) when the run is
+    ``--cold`` or the inputs do not fit in the page cache (more than RAM less
+    the engines' budget, ``workers x allowed_mem``, less ``CACHE_MARGIN``);
+    else the page cache's (the warm probe). Write speed: the disk's when the
+    output is larger than the kernel's dirty-page limit (a writer that does not
+    fsync, as none of the engines does, then waits for the disk); else the page
+    cache's. CPU: the case's ``Kernel`` timed on a sample by numpy on one core,
+    scaled to the case, over the cores the engines get (``--workers``, at most
+    the machine's).
+    """
+    io = state["meta"]["io"]
+    disk = io.get("cold") or {}
+    ram = state["machine"]["ram_bytes"]
+    read = sum(_disk_bytes(p) for p in paths.values())
+    outs = sorted(r["output_bytes"] for r in ok_records(recs) if r.get("output_bytes"))
+    write = outs[len(outs) // 2] if outs else case.write_bytes
+    room = ram - args.workers * case.allowed_mem - CACHE_MARGIN
+    notes = []
+    read_kind = "cold" if args.cold or read > room else "warm"
+    if read_kind == "cold" and not (disk.get("read_Bps") and disk.get("dropped", True)):
+        read_kind = "warm"
+        notes.append("the inputs do not fit in the page cache, but this run has no disk probe")
+    read_bps = disk["read_Bps"] if read_kind == "cold" else io["read_Bps"]
+    limit = dirty_limit(ram)
+    write_kind = "disk" if write > limit and disk.get("write_Bps") else "page cache"
+    write_bps = disk["write_Bps"] if write_kind == "disk" else io["write_Bps"]
+    io_s = read / read_bps + (write / write_bps if write else 0.0)
+    cores = max(1, min(args.workers, os.cpu_count() or 1))
+    numpy_cpu = cpu.get("numpy_cpu_s")
+    cpu_s = numpy_cpu / cores if numpy_cpu is not None else None
+    if cpu.get("error"):
+        notes.append(f"CPU probe failed: {cpu['error']}")
+    if cpu_s is not None and cpu_s > io_s:
+        bound = "CPU"
+    elif read_kind == "cold":
+        bound = "I/O cold"
+    else:
+        bound = "I/O warm" + (" (disk write)" if write_kind == "disk" else "")
+    return {
+        "seconds": max(io_s, cpu_s or 0.0) or None,
+        "bound": bound,
+        "io_s": io_s,
+        "cpu_s": cpu_s,
+        "numpy_cpu_s": numpy_cpu,
+        "cores": cores,
+        "read_bytes": read,
+        "read_Bps": read_bps,
+        "read_kind": read_kind,
+        "write_bytes": write,
+        "write_Bps": write_bps,
+        "write_kind": write_kind,
+        "cache_room": room,
+        "dirty_limit": limit,
+        "notes": notes,
+    }
+
+
+def ok_records(recs: list[dict]) -> list[dict]:
+    return [r for r in recs if r["status"] == "ok"]
+
+
 def engines_for(case, variant, args, state) -> tuple[list[str], list[dict]]:
     """Engines that run *case*, and skip records for those that do not."""
     run, skipped = [], []
@@ -605,6 +755,7 @@ def _run_case(case, size, variant, paths, args, state, doc) -> None:
     recs = list(skipped)
     # Each input under its short name (a, b, u, v, x): the runners' vocabulary.
     inputs = {a.name.split("_", 1)[1]: paths[a.name] for a in case.inputs}
+    cpu = cpu_probe(case, size, state) if engines else {}
     stopped: dict[str, str] = {}
     for r in range(args.rounds):
         for e in engines:
@@ -630,6 +781,15 @@ def _run_case(case, size, variant, paths, args, state, doc) -> None:
             if rec["status"] in DETERMINISTIC:
                 stopped[e] = rec["status"]
     agree(case, recs)
+    roof = roofline(case, inputs, recs, cpu, args, state) if engines else None
+    for rec in recs:
+        rec["roofline"] = roof
+    if roof and roof["seconds"]:
+        print(
+            f"  {size} {variant:18s} {case.key:10s} roofline {roof['seconds']:.2f} s "
+            f"({roof['bound']}; I/O {roof['io_s']:.2f} s, CPU {roof['cpu_s'] or 0:.2f} s)",
+            flush=True,
+        )
     doc["runs"].extend(recs)
 
 
@@ -674,9 +834,10 @@ def main(argv=None) -> int:
         io_bytes = 64 * 2**20 if sizes == ["T"] else 2**30
         print("measuring the I/O roofline ...", flush=True)
         io = measure_io(args.work_dir, io_bytes)
-        if args.cold:
+        if args.cold or not set(sizes) <= {"T", "Q"}:
             # 4 GiB: more than the disk's own cache, so the probe reads the disk.
-            io["cold"] = measure_cold_read(args.work_dir, 4 * io_bytes)
+            print("measuring the disk (page cache dropped) ...", flush=True)
+            io["cold"] = measure_disk(args.work_dir, 4 * io_bytes)
         label = args.label or (
             ("quick" if sizes == ["Q"] else "tiny" if sizes == ["T"] else "full-" + "".join(sizes))
             + ("-constrained" if args.constrained else "")
@@ -716,6 +877,7 @@ def main(argv=None) -> int:
             "zarrs": zarrs,
             "meta": meta,
             "transpose": meta["transpose"],
+            "peers_python": args.peers_python,
         }
         out_path = os.path.join(args.results_dir, f"{label}.json")
         t0 = time.perf_counter()

@@ -27,6 +27,10 @@ uncompressed in every engine that has them.
 
 from __future__ import annotations
 
+import json
+import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 GB = 10**9
@@ -83,6 +87,22 @@ class OutputSpec:
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """A case's arithmetic in numpy on an in-memory sample: the roofline's CPU term.
+
+    ``fn(params, **arrays)`` computes on *sample* (``(name, shape, dtype)`` each,
+    usually one chunk of every input); *scale* is the case's work over the
+    sample's (elements, or flops for matmul), so the case's numpy CPU time is
+    the sample's times *scale*. The driver times it in a child process with
+    single-threaded BLAS (``python workloads.py cpu-probe ...``).
+    """
+
+    sample: tuple[tuple[str, tuple[int, ...], str], ...]
+    fn: Callable
+    scale: float
+
+
+@dataclass(frozen=True)
 class Case:
     """One timed computation of a workload, run by every engine."""
 
@@ -105,6 +125,8 @@ class Case:
     extra_variants: tuple[str, ...] = ()
     # What cubego cannot do yet, so the runner records "not supported" without trying.
     notes: tuple[str, ...] = ()
+    # The arithmetic in numpy, for the roofline's CPU term (None: no arithmetic, e.g. a copy).
+    kernel: Kernel | None = None
 
     @property
     def key(self) -> str:
@@ -128,6 +150,20 @@ def _pick(size: str, t, q, m, l):  # noqa: E741 - the size names are T, Q, M, L
     return {"T": t, "Q": q, "M": m, "L": l}[size]
 
 
+def _elems(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _chunk_kernel(fn, *arrays: ArraySpec) -> Kernel:
+    """*fn* on one chunk of each input, scaled by the number of chunks (elements)."""
+    a = arrays[0]
+    sample = tuple((x.name.split("_", 1)[1], x.chunks, x.dtype) for x in arrays)
+    return Kernel(sample, fn, _elems(a.shape) / _elems(a.chunks))
+
+
 def w1(size: str) -> list[Case]:
     n, c = _pick(size, (512, 256), (4096, 1024), (16384, 4096), (32768, 4096))
     a = ArraySpec("w1_a", (n, n), (c, c), F8, 11)
@@ -141,6 +177,7 @@ def w1(size: str) -> list[Case]:
             (a, b),
             OutputSpec((n, n), (c, c), F8),
             numpy_mem=3 * a.nbytes,
+            kernel=_chunk_kernel(lambda p, a, b: a + b, a, b),
         ),
         Case(
             "W1",
@@ -151,6 +188,9 @@ def w1(size: str) -> list[Case]:
             OutputSpec((n, n), (c, c), F4),
             numpy_mem=5 * a.nbytes,
             rtol=1e-6,
+            kernel=_chunk_kernel(
+                lambda p, a, b: (-(a + b) * 0.5 + a * b).astype("float32"), a, b
+            ),
         ),
     ]
 
@@ -170,6 +210,9 @@ def w2(size: str) -> list[Case]:
             "compute(mean(u*u, axis=0), mean(v*v, axis=0), mean(u*v, axis=0))",
             (u, v),
             numpy_mem=3 * u.nbytes,
+            kernel=_chunk_kernel(
+                lambda p, u, v: ((u * u).mean(0), (v * v).mean(0), (u * v).mean(0)), u, v
+            ),
         )
     ]
 
@@ -180,7 +223,15 @@ def w3(size: str) -> list[Case]:
     if size == "T":
         x = ArraySpec("w3_x", (t, 98, 192), (5, 98, 192), F8, 31)
     return [
-        Case("W3", "mean", "mean over axis 0", "mean(x, axis=0)", (x,), numpy_mem=x.nbytes),
+        Case(
+            "W3",
+            "mean",
+            "mean over axis 0",
+            "mean(x, axis=0)",
+            (x,),
+            numpy_mem=x.nbytes,
+            kernel=_chunk_kernel(lambda p, x: x.mean(0), x),
+        ),
         Case(
             "W3",
             "anom",
@@ -191,6 +242,8 @@ def w3(size: str) -> list[Case]:
             # The true value is ~0: compare against the scale of the data.
             rtol=0.0,
             atol=1e-9 * x.nbytes / 8,
+            # Two passes over every element: the mean, then the sum of differences.
+            kernel=_chunk_kernel(lambda p, x: (x - x.mean(0)).sum(), x),
         ),
     ]
 
@@ -209,6 +262,8 @@ def w4(size: str) -> list[Case]:
             params={"target_chunks": [c, n]},
             numpy_mem=2 * x.nbytes,
             rtol=1e-9,
+            # The rechunk is data movement (I/O); the arithmetic is the sum.
+            kernel=_chunk_kernel(lambda p, x: x.sum(), x),
         )
     ]
 
@@ -227,6 +282,12 @@ def w5(size: str) -> list[Case]:
             numpy_mem=3 * a.nbytes,
             rtol=1e-7,
             variant_sensitive=False,
+            # One (c, c) block product; the whole product is (n / c)^3 of them (flops).
+            kernel=Kernel(
+                (("a", (c, c), F8),),
+                lambda p, a: (a @ (a.T if p.get("transpose") else a)).sum(),
+                (n / c) ** 3,
+            ),
         )
     ]
 
@@ -244,6 +305,11 @@ def w6(size: str) -> list[Case]:
             (a, b),
             OutputSpec((n - 1, n - 1), (c, c), F8),
             numpy_mem=4 * a.nbytes,
+            kernel=Kernel(
+                (("a", (c, c), F8), ("b", (c, c), F8)),
+                lambda p, a, b: a[1:, 1:] - b[:-1, :-1],
+                ((n - 1) / (c - 1)) ** 2,
+            ),
         )
     ]
 
@@ -261,6 +327,7 @@ def w7(size: str) -> list[Case]:
             numpy_mem=2 * n * n * 8,
             variant_sensitive=False,
             notes=("map_overlap sample: map_overlap is not in cubego yet",),
+            kernel=Kernel((), lambda p: (np_ones((500, 500)) + 1).sum(), (n / 500) ** 2),
         )
     ]
 
@@ -287,6 +354,7 @@ def w8(size: str) -> list[Case]:
             numpy_mem=x.nbytes,
             rtol=0.0,
             extra_variants=extra,
+            kernel=_chunk_kernel(lambda p, x: x.sum(dtype="uint64"), x),
         ),
         Case(
             "W8",
@@ -300,6 +368,12 @@ def w8(size: str) -> list[Case]:
             extra_variants=extra,
         ),
     ]
+
+
+def np_ones(shape):
+    import numpy as np
+
+    return np.ones(shape)
 
 
 _BUILDERS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7, "W8": w8}
@@ -335,3 +409,51 @@ def parse_variant(variant: str) -> tuple[str, str]:
             "blosc or shard and data uniform or compressible"
         )
     return codec, data
+
+
+# ---------------------------------------------------------------- the CPU probe
+
+
+def kernel_seconds(kernel: Kernel, params: dict, min_seconds: float = 0.3) -> float:
+    """Single-core CPU seconds of one call of *kernel* on its sample: the best of
+    at least three calls, and of as many as fit in *min_seconds*. Call it in a
+    process whose BLAS is single-threaded (``measure.THREAD_ENV``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    arrays = {}
+    for name, shape, dtype in kernel.sample:
+        if dtype == U2:
+            arrays[name] = rng.integers(0, 2**16, size=shape, dtype=np.uint16)
+        else:
+            arrays[name] = rng.random(shape).astype(dtype)
+    kernel.fn(params, **arrays)  # warm-up: page faults, BLAS start-up
+    best, spent, calls = float("inf"), 0.0, 0
+    while calls < 3 or spent < min_seconds:
+        t0 = time.process_time()
+        kernel.fn(params, **arrays)
+        dt = time.process_time() - t0
+        best, spent, calls = min(best, dt), spent + dt, calls + 1
+    return best
+
+
+def cpu_probe(size: str, keys: list[str], params: dict) -> dict:
+    """{case key: {sample_s, scale, numpy_cpu_s}} for the cases *keys* at *size*."""
+    out = {}
+    for w in WORKLOADS:
+        for c in cases(w, size):
+            if c.key not in keys:
+                continue
+            if c.kernel is None:
+                out[c.key] = {"sample_s": 0.0, "scale": 0.0, "numpy_cpu_s": 0.0}
+                continue
+            s = kernel_seconds(c.kernel, {**c.params, **params})
+            out[c.key] = {"sample_s": s, "scale": c.kernel.scale, "numpy_cpu_s": s * c.kernel.scale}
+    return out
+
+
+if __name__ == "__main__":
+    # python workloads.py cpu-probe SIZE KEYS PARAMS_JSON  ->  one JSON line
+    if len(sys.argv) != 5 or sys.argv[1] != "cpu-probe":
+        raise SystemExit("usage: workloads.py cpu-probe SIZE W1.add,W3.mean '{\"transpose\": true}'")
+    print(json.dumps(cpu_probe(sys.argv[2], sys.argv[3].split(","), json.loads(sys.argv[4]))))

@@ -20,16 +20,26 @@ import dask.array as da  # noqa: E402
 import numpy as np  # noqa: E402
 import zarr  # noqa: E402
 from common import Outcome, main, shard_shape  # noqa: E402
-from dask.base import collections_to_expr  # noqa: E402
 from zarr_output import create_output  # noqa: E402
 
 JOB: dict = {}
 
 
+def _graph_size(arrays) -> int:
+    """Tasks in the optimised graph (dask >= 2025.1 builds it from expressions)."""
+    try:
+        from dask.base import collections_to_expr
+    except ImportError:  # older dask (2024.x, which Cubed's Dask executor needs)
+        from dask.base import collections_to_dsk
+
+        return len(collections_to_dsk(arrays, optimize_graph=True))
+    return len(collections_to_expr(arrays, optimize_graph=True).__dask_graph__())
+
+
 def graph_stats(*arrays):
     def stats():
         try:
-            n = len(collections_to_expr(arrays, optimize_graph=True).__dask_graph__())
+            n = _graph_size(arrays)
         except Exception:  # noqa: BLE001 - the count is informative only
             n = None
         return {"num_tasks": n}
