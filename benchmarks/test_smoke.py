@@ -53,7 +53,9 @@ RUN_FIELDS = {
     "num_tasks",
     "ops",
     "timeline",
+    "roofline",
 }
+ROOF_FIELDS = {"seconds", "bound", "io_s", "cpu_s", "numpy_cpu_s", "read_kind", "write_kind"}
 OP_FIELDS = {"name", "func", "num_tasks", "projected_mem", "measured_mem"}
 
 pytestmark = pytest.mark.skipif(
@@ -107,6 +109,13 @@ def test_driver_tiny_cubego(tmp_path):
         assert r["status"] in ("ok", "not_supported", "refused"), (r["case"], r["error"])
         if r["status"] != "ok":
             continue
+        roof = r["roofline"]
+        assert ROOF_FIELDS <= set(roof), sorted(ROOF_FIELDS - set(roof))
+        assert roof["seconds"] == max(roof["io_s"], roof["cpu_s"]) > 0, (r["case"], roof)
+        # No disk probe at size T: every read is charged the page cache's speed.
+        assert roof["read_kind"] == "warm" and roof["write_kind"] == "page cache"
+        if r["case"] != "W8.copy":  # a copy has no arithmetic
+            assert roof["numpy_cpu_s"] > 0, (r["case"], roof)
         assert r["wall_s"] > 0 and r["peak_rss"] > 0
         assert r["num_tasks"] >= 1 and r["ops"]
         for op in r["ops"]:
@@ -117,5 +126,22 @@ def test_driver_tiny_cubego(tmp_path):
             assert {"sum", "sumsq", "shape", "codecs"} <= set(r["checksum"])
     ok = [r for r in runs if r["status"] == "ok"]
     assert len(ok) >= len(runs) - 2  # blosc (W8) is the only expected "not supported"
-    assert (tmp_path / "RESULTS.md").read_text().startswith("# cubego benchmark results")
+    md = (tmp_path / "RESULTS.md").read_text()
+    assert md.startswith("# cubego benchmark results")
+    assert "### What limits each case now" in md and "% of roofline" in md
+    assert "- **W1.add** (T, none-uniform): " in md and "no roofline in these results" not in md
     assert list((tmp_path / "plots").glob("memory_smoke_T_*.png"))
+
+    # Results written before the roofline existed still render, with "–".
+    old = tmp_path / "old-results"
+    old.mkdir()
+    for r in runs:
+        r.pop("roofline", None)
+    (old / "old.json").write_text(json.dumps(doc))
+    cmd = [DRIVER_PYTHON, os.path.join(HERE, "run.py"), "--report-only", "--results-dir", str(old)]
+    cmd += ["--results-md", str(tmp_path / "OLD.md"), "--plots-dir", str(tmp_path / "old-plots")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    md = (tmp_path / "OLD.md").read_text()
+    assert "no roofline in these results" in md
+    assert "| ≥ 75% of the roofline on every case | no roofline in these results | – |" in md
