@@ -90,7 +90,7 @@ def parse_args(argv=None):
     p.add_argument("--cold", action="store_true", help="drop the page cache before each run")
     p.add_argument(
         "--min-free-disk",
-        default="2GB",
+        default="5GB",
         help="kill a run (status 'disk') when the work dir's disk has less free space than this",
     )
     p.add_argument(
