@@ -164,7 +164,9 @@ def roof_text(roof: dict) -> str:
         else "no CPU probe"
     )
     notes = "".join(f"; {n}" for n in roof.get("notes") or [])
-    return f"roofline {fmt_s(roof['seconds'])}, bound by {roof['bound']}: I/O {io}; CPU {cpu}{notes}"
+    return (
+        f"roofline {fmt_s(roof['seconds'])}, bound by {roof['bound']}: I/O {io}; CPU {cpu}{notes}"
+    )
 
 
 def holds_data(by: dict) -> bool | None:
@@ -539,7 +541,7 @@ def goals(doc: dict) -> list[str]:
         roof = roof_of(by)
         wall = med(by.get("cubego"), "wall_s")
         if case.startswith("W8") and roof and roof["read_kind"] == "cold" and wall:
-            w8.append((f"{case} {variant}", roof["io_s"] / wall))
+            w8.append((f"{case} {size} {variant}", roof["io_s"] / wall))
     good = sum(1 for _, x in w8 if x >= 0.85)
     row(
         "W8 cold read and copy ≥ 85% of the disk probe (I/O seconds at the probe's speeds / wall)",

@@ -188,9 +188,7 @@ def w1(size: str) -> list[Case]:
             OutputSpec((n, n), (c, c), F4),
             numpy_mem=5 * a.nbytes,
             rtol=1e-6,
-            kernel=_chunk_kernel(
-                lambda p, a, b: (-(a + b) * 0.5 + a * b).astype("float32"), a, b
-            ),
+            kernel=_chunk_kernel(lambda p, a, b: (-(a + b) * 0.5 + a * b).astype("float32"), a, b),
         ),
     ]
 
@@ -455,5 +453,7 @@ def cpu_probe(size: str, keys: list[str], params: dict) -> dict:
 if __name__ == "__main__":
     # python workloads.py cpu-probe SIZE KEYS PARAMS_JSON  ->  one JSON line
     if len(sys.argv) != 5 or sys.argv[1] != "cpu-probe":
-        raise SystemExit("usage: workloads.py cpu-probe SIZE W1.add,W3.mean '{\"transpose\": true}'")
+        raise SystemExit(
+            "usage: workloads.py cpu-probe SIZE W1.add,W3.mean '{\"transpose\": true}'"
+        )
     print(json.dumps(cpu_probe(sys.argv[2], sys.argv[3].split(","), json.loads(sys.argv[4]))))
