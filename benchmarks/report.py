@@ -265,7 +265,8 @@ def machine_section(doc: dict) -> list[str]:
     for u in meta.get("updates", []):
         lines.append(
             f"- cases re-run on {u['date']} (cubego git {u['cubego'].get('git', '?')}; "
-            f"their I/O roofline is still the first run's): `{u['command']}`"
+            "their rooflines use that re-run's I/O probes; the probes shown above are the first "
+            f"run's): `{u['command']}`"
         )
     return lines
 
