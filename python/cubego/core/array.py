@@ -80,6 +80,8 @@ class Array:
         "_chunks",
         "_spec",
         "_finalizer",
+        "_fancy",
+        "_html",
         "__weakref__",
     )
 
@@ -109,6 +111,10 @@ class Array:
         self._chunks = tuple(tuple(axis) for axis in info["chunks"])
         self._spec = spec
         self._finalizer = weakref.finalize(self, libcubego.array_release, handle)
+        # How an integer-array index made this array (indexing_functions.Fancy),
+        # so that a basic index of it reads only what it selects; None otherwise.
+        self._fancy = None
+        self._html = None  # _repr_html_'s text, made once (the array is immutable)
         return self
 
     # ------------------------------------------------------------------ attributes
@@ -356,6 +362,12 @@ class Array:
     def __getitem__(self, key: Any) -> Array:
         if _has_array(key):
             return _indexing["getitem_arrays"](self, key)
+        if self._fancy is not None:
+            # A basic index of an integer-array index result: one integer-array
+            # index of the source that reads only the elements selected.
+            composed = self._fancy.compose(self, key)
+            if composed is not None:
+                return composed
         return self._same_or(apply("getitem", {"key": _encode_key(key)}, [self]))
 
     def _same_or(self, result: Array) -> Array:
@@ -393,6 +405,8 @@ class Array:
             )
         fresh = apply("permute_dims", {"axes": list(range(self.ndim))}, [new])
         self._logical = fresh._logical
+        self._fancy = None
+        self._html = None
         fresh._finalizer.detach()
         self._finalizer()
         self._handle = fresh._handle
