@@ -240,10 +240,18 @@ def getitem_arrays(x: Array, key: Any) -> Array:
             "shape mismatch: index arrays could not be broadcast together with shapes "
             + ", ".join(str(v.shape) for _, v in advanced)
         ) from None
+    # The gather reads only the box that the indices span along each indexed axis.
+    boxed = []
+    for a, values in advanced:
+        if values.size:
+            lo, hi = int(values.min()), int(values.max()) + 1
+            basic[a] = slice(lo, hi)
+            values = values - lo
+        boxed.append((a, values))
     y = apply("getitem", {"key": _encode_key(tuple(basic))}, [x])
     axes = [a for a, _ in advanced]
     adjacent = key_positions == list(range(key_positions[0], key_positions[0] + len(axes)))
-    out = _gather(y, advanced, shapes, adjacent)
+    out = _gather(y, boxed, shapes, adjacent)
     out._fancy = Fancy.of(x, items, key_positions, [v for _, v in advanced], shapes, adjacent)
     return out
 
