@@ -24,7 +24,7 @@ from cubego.binding import libcubego
 from cubego.core import datetimes as _datetimes
 from cubego.core import dtypes as _dtypes
 from cubego.core.compute import compute
-from cubego.core.plan import FinalizedPlan, plan, visualize
+from cubego.core.plan import FinalizedPlan, plan, plan_info, visualize
 from cubego.core.spec import Spec, common, parse_size
 from cubego.core.svg import chunks_svg
 
@@ -81,6 +81,7 @@ class Array:
         "_spec",
         "_finalizer",
         "_fancy",
+        "_repr",
         "_html",
         "__weakref__",
     )
@@ -114,7 +115,10 @@ class Array:
         # How an integer-array index made this array (indexing_functions.Fancy),
         # so that a basic index of it reads only what it selects; None otherwise.
         self._fancy = None
-        self._html = None  # _repr_html_'s text, made once (the array is immutable)
+        # The texts of repr() and _repr_html_(), made once (the array is immutable;
+        # _rebind forgets them).
+        self._repr = None
+        self._html = None
         return self
 
     # ------------------------------------------------------------------ attributes
@@ -276,10 +280,15 @@ class Array:
     # ------------------------------------------------------------------ presentation
 
     def __repr__(self) -> str:
-        return (
+        cached = self._repr
+        if cached is not None and cached[0] is self._logical:
+            return cached[1]
+        text = (
             f"cubego.Array<{self._name}, shape={self._shape}, dtype={self.dtype}, "
             f"chunks={self._chunks}>"
         )
+        self._repr = (self._logical, text)  # datetimes set _logical after _new
+        return text
 
     def to_svg(self, size: int = 500) -> str:
         """An SVG picture of the array's chunk grid, the longest side about *size* pixels.
@@ -291,14 +300,19 @@ class Array:
 
     def _repr_html_(self) -> str:
         """The notebook view: sizes of the array and of one chunk, counts, and the chunk picture."""
+        if self._html is None:
+            self._html = self._make_html()
+        return self._html
+
+    def _make_html(self) -> str:
         try:
             grid = self.to_svg(size=_SVG_SIZE)
         except NotImplementedError:
             grid = ""
         try:
-            finalized = self.plan()
-            arrays = f"{finalized.num_arrays} arrays in plan"
-            tasks = f"{finalized.num_tasks} tasks"
+            info = plan_info(self)  # the counts only: no FinalizedPlan
+            arrays = f"{info['num_arrays']} arrays in plan"
+            tasks = f"{info['num_tasks']} tasks"
         except Exception:  # a plan that cannot be built still has a summary
             arrays = tasks = "unknown"
         rows = [
@@ -406,6 +420,7 @@ class Array:
         fresh = apply("permute_dims", {"axes": list(range(self.ndim))}, [new])
         self._logical = fresh._logical
         self._fancy = None
+        self._repr = None
         self._html = None
         fresh._finalizer.detach()
         self._finalizer()
