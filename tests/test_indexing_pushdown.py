@@ -173,3 +173,24 @@ def test_rebinding_forgets_the_gather():
     np.testing.assert_array_equal(y[:, 1:3].compute(), want[:, 1:3])
     y += 1
     np.testing.assert_array_equal(y[1].compute(), want[1] + 1)
+
+
+def test_selection_goes_through_elementwise_functions_of_a_gather():
+    """(f(y) + z)[k] is f(y[k]) + z[k] when y is a gather: the gather is not computed."""
+    rng = np.random.default_rng(3)
+    a = rng.random((30, 40))
+    i0, i1 = rng.integers(-30, 30, size=50), rng.integers(0, 40, size=50)
+    x = cubego.asarray(a, chunks=(7, 9), spec=SPEC)
+    y = x[cubego.asarray(i0, spec=SPEC), cubego.asarray(i1, spec=SPEC)]
+    z = cubego.asarray(np.arange(50.0), chunks=7, spec=SPEC)
+    w = (cubego.sqrt(y) * 2 - y) / (z + 1)
+    want = (np.sqrt(a[i0, i1]) * 2 - a[i0, i1]) / (np.arange(50.0) + 1)
+    assert "take" not in _ops(w[17])
+    assert float(w[17]) == pytest.approx(want[17], rel=1e-15)
+    for key in [slice(3, 9), slice(None, None, -4), -1, (Ellipsis, 2)]:
+        np.testing.assert_allclose(w[key].compute(), want[key], rtol=1e-15)
+    assert w[...] is w and w[:] is w
+    with pytest.raises(IndexError):
+        w[50]
+    v = y + cubego.asarray(np.ones((2, 50)), chunks=5, spec=SPEC)  # broadcasts y: not pushed
+    np.testing.assert_array_equal(v[1, 4:6].compute(), a[i0, i1][4:6] + 1)

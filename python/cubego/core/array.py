@@ -801,7 +801,33 @@ def elemwise(func: str, *operands: Any) -> Array:
             raise TypeError(f"{func}: at least one operand must be a cubego Array")
         return _datetimes.elemwise(func, operands, _engine_apply)
     inputs, encoded = _operands(func, operands)
-    return apply("elemwise", {"func": func, "operands": encoded}, inputs)
+    out = apply("elemwise", {"func": func, "operands": encoded}, inputs)
+    if any(x._fancy is not None for x in inputs) and all(x._shape == out._shape for x in inputs):
+        out._fancy = _Elementwise(func, operands)
+    return out
+
+
+class _Elementwise:
+    """``f(y, ...)`` of an array *y* made by an integer-array index (see
+    ``indexing_functions.Fancy``): a basic index of the result indexes the
+    operands, ``f(y, z)[k] = f(y[k], z[k])`` (none of them broadcast), so that
+    ``y[k]`` reads only what *k* selects."""
+
+    __slots__ = ("func", "operands")
+
+    def __init__(self, func: str, operands: tuple[Any, ...]):
+        self.func = func
+        self.operands = operands
+
+    def compose(self, y: Array, key: Any) -> Array | None:
+        items = key if isinstance(key, tuple) else (key,)
+        if all(k is Ellipsis or k == slice(None) for k in items):
+            return None  # everything: y itself
+        try:
+            parts = [x[key] if isinstance(x, Array) else x for x in self.operands]
+        except (IndexError, TypeError):
+            return None  # the usual path raises the error
+        return elemwise(self.func, *parts)
 
 
 def select(condition: Array, x1: Any, x2: Any) -> Array:
