@@ -194,3 +194,17 @@ def test_selection_goes_through_elementwise_functions_of_a_gather():
         w[50]
     v = y + cubego.asarray(np.ones((2, 50)), chunks=5, spec=SPEC)  # broadcasts y: not pushed
     np.testing.assert_array_equal(v[1, 4:6].compute(), a[i0, i1][4:6] + 1)
+
+
+def test_large_gathers_keep_no_index_values(monkeypatch):
+    """Gathers of more than FANCY_KEEP indices are indexed as they are (still right)."""
+    from cubego.array_api import indexing_functions
+
+    monkeypatch.setattr(indexing_functions, "FANCY_KEEP", 4)
+    a = np.arange(20.0)
+    x = cubego.asarray(a, chunks=6, spec=SPEC)
+    small = x[cubego.asarray(np.array([3, 1, 4, 1]), spec=SPEC)]
+    large = x[cubego.asarray(np.array([3, 1, 4, 1, 5]), spec=SPEC)]
+    assert _ops(small[2]) == ["getitem"]
+    assert "take" in _ops(large[2])
+    assert float(large[2]) == 4.0

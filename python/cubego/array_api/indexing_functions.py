@@ -125,7 +125,8 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     values = np.where(idx < 0, idx + n, idx).astype(np.int64)
     items = [slice(None)] * x.ndim
     items[axis] = values
-    out._fancy = Fancy.of(x, items, [axis], [values], values.shape, True)
+    if values.size <= FANCY_KEEP:
+        out._fancy = Fancy.of(x, items, [axis], [values], values.shape, True)
     return out
 
 
@@ -252,7 +253,8 @@ def getitem_arrays(x: Array, key: Any) -> Array:
     axes = [a for a, _ in advanced]
     adjacent = key_positions == list(range(key_positions[0], key_positions[0] + len(axes)))
     out = _gather(y, boxed, shapes, adjacent)
-    out._fancy = Fancy.of(x, items, key_positions, [v for _, v in advanced], shapes, adjacent)
+    if builtins.sum(v.size for _, v in advanced) <= FANCY_KEEP:
+        out._fancy = Fancy.of(x, items, key_positions, [v for _, v in advanced], shapes, adjacent)
     return out
 
 
@@ -282,6 +284,11 @@ def _gather(
         )
         out = permute_dims(out, tuple(order))
     return out
+
+
+#: Index values a gather result keeps (8 bytes each) so that basic indices of it
+#: compose with its key (``Fancy``); larger gathers are indexed as they are.
+FANCY_KEEP = 1 << 22
 
 
 class Fancy:
