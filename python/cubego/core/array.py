@@ -823,11 +823,14 @@ class _Elementwise:
         items = key if isinstance(key, tuple) else (key,)
         if all(k is Ellipsis or k == slice(None) for k in items):
             return None  # everything: y itself
+        indexed: dict[int, Array] = {}  # x * x indexes x once
         try:
-            parts = [x[key] if isinstance(x, Array) else x for x in self.operands]
+            for x in self.operands:
+                if isinstance(x, Array) and id(x) not in indexed:
+                    indexed[id(x)] = x[key]
         except (IndexError, TypeError):
             return None  # the usual path raises the error
-        return elemwise(self.func, *parts)
+        return elemwise(self.func, *(indexed.get(id(x), x) for x in self.operands))
 
 
 def select(condition: Array, x1: Any, x2: Any) -> Array:
