@@ -77,6 +77,25 @@ def test_repr(spec):
     )
 
 
+def test_reprs_are_made_once_and_follow_rebinding(spec, monkeypatch):
+    """repr and _repr_html_ are kept (arrays are immutable) until the object is rebound."""
+    x = cubego.ones((4, 4), chunks=2, spec=spec)
+    text, page = repr(x), x._repr_html_()
+    assert "1 arrays in plan" in page and "0 tasks" in page  # a virtual array
+
+    def fail(*args, **kwargs):
+        raise AssertionError("planned again")
+
+    with monkeypatch.context() as m:
+        m.setattr(_lib, "plan_info", fail)
+        assert repr(x) is text and x._repr_html_() is page
+    x[0, 0] = 5.0  # x is now a new expression: a new name, a longer plan
+    assert repr(x) != text and x.name in repr(x)
+    assert "4 tasks" in x._repr_html_() and "1 arrays in plan" not in x._repr_html_()
+    d = cubego.asarray(np.array(["2020-01-01"], dtype="datetime64[D]"), spec=spec)
+    assert "datetime64[D]" in repr(d) and "datetime64[D]" in repr(d)
+
+
 def test_repr_and_hash_do_not_compute(spec, monkeypatch):
     x = cubego.ones((4, 4), chunks=2, spec=spec) + 1
 

@@ -120,7 +120,14 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     idx = _index_values(indices, "take")
     if idx.ndim != 1:
         raise ValueError(f"take: indices must be one-dimensional, got shape {idx.shape}")
-    return _take_list(x, [int(i) for i in idx], axis)
+    out = _take_list(x, [int(i) for i in idx], axis)
+    n = x.shape[axis]  # the library checked the bounds
+    values = np.where(idx < 0, idx + n, idx).astype(np.int64)
+    items = [slice(None)] * x.ndim
+    items[axis] = values
+    if values.size <= FANCY_KEEP:
+        out._fancy = Fancy.of(x, items, [axis], [values], values.shape, True)
+    return out
 
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
@@ -227,7 +234,6 @@ def getitem_arrays(x: Array, key: Any) -> Array:
         key_positions.append(position)
         basic.append(slice(None))
         axis += 1
-    y = apply("getitem", {"key": _encode_key(tuple(basic))}, [x])
     try:
         shapes = np.broadcast_shapes(*(v.shape for _, v in advanced))
     except ValueError:
@@ -235,8 +241,28 @@ def getitem_arrays(x: Array, key: Any) -> Array:
             "shape mismatch: index arrays could not be broadcast together with shapes "
             + ", ".join(str(v.shape) for _, v in advanced)
         ) from None
+    # The gather reads only the box that the indices span along each indexed axis.
+    boxed = []
+    for a, values in advanced:
+        if values.size:
+            lo, hi = int(values.min()), int(values.max()) + 1
+            basic[a] = slice(lo, hi)
+            values = values - lo
+        boxed.append((a, values))
+    y = apply("getitem", {"key": _encode_key(tuple(basic))}, [x])
     axes = [a for a, _ in advanced]
     adjacent = key_positions == list(range(key_positions[0], key_positions[0] + len(axes)))
+    out = _gather(y, boxed, shapes, adjacent)
+    if builtins.sum(v.size for _, v in advanced) <= FANCY_KEEP:
+        out._fancy = Fancy.of(x, items, key_positions, [v for _, v in advanced], shapes, adjacent)
+    return out
+
+
+def _gather(
+    y: Array, advanced: list[tuple[int, np.ndarray]], shapes: tuple[int, ...], adjacent: bool
+) -> Array:
+    """*y* indexed along the axes of *advanced* by their (non-negative) index arrays."""
+    axes = [a for a, _ in advanced]
     if len(advanced) == 1:
         ((a, values),) = advanced
         out = _take_list(y, [int(i) for i in values.ravel()], a)
@@ -258,6 +284,163 @@ def getitem_arrays(x: Array, key: Any) -> Array:
         )
         out = permute_dims(out, tuple(order))
     return out
+
+
+#: Index values a gather result keeps (8 bytes each) so that basic indices of it
+#: compose with its key (``Fancy``); larger gathers are indexed as they are.
+FANCY_KEEP = 1 << 22
+
+
+class Fancy:
+    """How ``y = source[key]`` was made by an integer-array key, kept on ``y``.
+
+    A basic index of ``y`` (integers, slices, ``...``) composes with *key* into
+    one integer-array key of *source* (``x[[1, 5, 9], :][1, 3]`` is ``x[5, 3]``,
+    ``x[i, j][2:4]`` is ``x[i[2:4], j[2:4]]``), so reading a few elements of a
+    large gather reads those elements only, not the whole gather. The index
+    arrays are known (they were computed to build ``y``), so composing them is
+    numpy work on the index values at graph-building time.
+
+    *items* has one entry per item of the expanded key: ``None`` (a new axis),
+    ``("s", start, step, count)`` for a slice, or ``("a", j)`` for the *j*-th
+    index array; *arrays* are the index arrays (non-negative, int64), which broadcast
+    to *shape*. *dims* says what each dimension of ``y`` is: ``("item", p)``
+    for the basic item *p*, ``("b", j)`` for dimension *j* of *shape*.
+    """
+
+    __slots__ = ("source", "items", "arrays", "shape", "dims")
+
+    def __init__(self, source: Array, items: list, arrays: list, shape: tuple, dims: list):
+        self.source = source
+        self.items = items
+        self.arrays = arrays
+        self.shape = shape
+        self.dims = dims
+
+    @classmethod
+    def of(
+        cls,
+        source: Array,
+        key_items: list[Any],
+        key_positions: list[int],
+        arrays: list[np.ndarray],
+        shape: tuple[int, ...],
+        adjacent: bool,
+    ) -> Fancy:
+        items: list[Any] = []
+        dims: list[tuple[str, int]] = []
+        axis = 0
+        for position, k in enumerate(key_items):
+            if position in key_positions:
+                items.append(("a", key_positions.index(position)))
+                axis += 1
+            elif k is None:
+                dims.append(("item", len(items)))
+                items.append(None)
+            else:
+                n = source.shape[axis]
+                start, stop, step = k.indices(n)
+                dims.append(("item", len(items)))
+                items.append(("s", start, step, len(range(start, stop, step))))
+                axis += 1
+        # numpy's rule: the broadcast dimensions replace the indexed ones when the
+        # index arrays are adjacent in the key, else they go first.
+        at = sum(1 for p in range(key_positions[0]) if p not in key_positions) if adjacent else 0
+        dims[at:at] = [("b", j) for j in range(len(shape))]
+        return cls(source, items, arrays, shape, dims)
+
+    def compose(self, y: Array, key: Any) -> Array | None:
+        """``y[key]`` as one index of the source, or None to index *y* itself
+        (keys with ``None`` or booleans, keys selecting everything, bad keys,
+        which then raise numpy's errors from the usual path)."""
+        try:
+            items2 = _expand(key, y.ndim)
+        except IndexError:
+            return None
+        if any(k is None or isinstance(k, (bool, np.bool_)) for k in items2):
+            return None
+        picks: list[Any] = []  # per dimension of y: an int, or (start, step, count)
+        everything = True
+        for k, n in zip(items2, y.shape, strict=True):
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                count = len(range(start, stop, step))
+                picks.append((start, step, count))
+                everything = everything and count == n and (step == 1 or n <= 1)
+                continue
+            try:
+                i = operator.index(k)
+            except TypeError:
+                return None
+            if not -n <= i < n:
+                return None
+            picks.append(i % n)
+            everything = False
+        if everything:
+            return None
+        # When index arrays remain, an integer picked from a basic dimension of y
+        # must not become an integer of the source key: numpy counts integers
+        # among index arrays as index arrays, which could move the broadcast
+        # dimensions. Such picks read a length-1 slice (a new axis stays) and
+        # are dropped from the result afterwards.
+        scalar = all(
+            isinstance(pick, int)
+            for (kind, _), pick in zip(self.dims, picks, strict=True)
+            if kind == "b"
+        )
+        items: list[Any] = list(self.items)  # and ("i", position), ("drop",) below
+        b_key: list[Any] = [slice(None)] * len(self.shape)
+        dropped: list[bool] = []  # per dimension of the source's result, in order
+        for (kind, p), pick in zip(self.dims, picks, strict=True):
+            if kind == "b":
+                b_key[p] = pick if isinstance(pick, int) else _range_slice(*pick)
+                if not isinstance(pick, int):
+                    dropped.append(False)
+                continue
+            if not scalar:
+                dropped.append(isinstance(pick, int))
+            if items[p] is None:  # a new axis of length 1
+                if isinstance(pick, int):
+                    if scalar:
+                        items[p] = ("drop",)
+                elif pick[2] != 1:
+                    return None  # an empty selection of a new axis
+            else:
+                _, start, step, _ = items[p]
+                if isinstance(pick, int):
+                    items[p] = (
+                        ("i", start + step * pick) if scalar else ("s", start + step * pick, 1, 1)
+                    )
+                else:
+                    s, t, c = pick
+                    items[p] = ("s", start + step * s, step * t, c)
+        b_key_t = tuple(b_key)
+        new_arrays = [np.broadcast_to(a, self.shape)[b_key_t] for a in self.arrays]
+        out: list[Any] = []
+        for item in items:
+            if item is None:
+                out.append(None)
+            elif item[0] == "s":
+                out.append(_range_slice(*item[1:]))
+            elif item[0] == "i":
+                out.append(item[1])
+            elif item[0] == "a":
+                values = new_arrays[item[1]]
+                out.append(int(values) if scalar else values)
+        result = self.source[tuple(out)]
+        if any(dropped):
+            drop = tuple(0 if d else slice(None) for d in dropped)
+            result = apply("getitem", {"key": _encode_key(drop)}, [result])
+        return result
+
+
+def _range_slice(start: int, step: int, count: int) -> slice:
+    """The slice selecting ``range(start, start + step * count, step)`` of any axis
+    long enough (the positions are non-negative and in bounds)."""
+    if count == 0:
+        return slice(0, 0, 1)
+    stop = start + step * count
+    return slice(start, stop if stop >= 0 else None, step)
 
 
 # ---------------------------------------------------------------------- __setitem__

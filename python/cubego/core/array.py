@@ -24,7 +24,7 @@ from cubego.binding import libcubego
 from cubego.core import datetimes as _datetimes
 from cubego.core import dtypes as _dtypes
 from cubego.core.compute import compute
-from cubego.core.plan import FinalizedPlan, plan, visualize
+from cubego.core.plan import FinalizedPlan, plan, plan_info, visualize
 from cubego.core.spec import Spec, common, parse_size
 from cubego.core.svg import chunks_svg
 
@@ -80,6 +80,9 @@ class Array:
         "_chunks",
         "_spec",
         "_finalizer",
+        "_fancy",
+        "_repr",
+        "_html",
         "__weakref__",
     )
 
@@ -109,6 +112,13 @@ class Array:
         self._chunks = tuple(tuple(axis) for axis in info["chunks"])
         self._spec = spec
         self._finalizer = weakref.finalize(self, libcubego.array_release, handle)
+        # How an integer-array index made this array (indexing_functions.Fancy),
+        # so that a basic index of it reads only what it selects; None otherwise.
+        self._fancy = None
+        # The texts of repr() and _repr_html_(), made once (the array is immutable;
+        # _rebind forgets them).
+        self._repr = None
+        self._html = None
         return self
 
     # ------------------------------------------------------------------ attributes
@@ -270,10 +280,15 @@ class Array:
     # ------------------------------------------------------------------ presentation
 
     def __repr__(self) -> str:
-        return (
+        cached = self._repr
+        if cached is not None and cached[0] is self._logical:
+            return cached[1]
+        text = (
             f"cubego.Array<{self._name}, shape={self._shape}, dtype={self.dtype}, "
             f"chunks={self._chunks}>"
         )
+        self._repr = (self._logical, text)  # datetimes set _logical after _new
+        return text
 
     def to_svg(self, size: int = 500) -> str:
         """An SVG picture of the array's chunk grid, the longest side about *size* pixels.
@@ -285,14 +300,19 @@ class Array:
 
     def _repr_html_(self) -> str:
         """The notebook view: sizes of the array and of one chunk, counts, and the chunk picture."""
+        if self._html is None:
+            self._html = self._make_html()
+        return self._html
+
+    def _make_html(self) -> str:
         try:
             grid = self.to_svg(size=_SVG_SIZE)
         except NotImplementedError:
             grid = ""
         try:
-            finalized = self.plan()
-            arrays = f"{finalized.num_arrays} arrays in plan"
-            tasks = f"{finalized.num_tasks} tasks"
+            info = plan_info(self)  # the counts only: no FinalizedPlan
+            arrays = f"{info['num_arrays']} arrays in plan"
+            tasks = f"{info['num_tasks']} tasks"
         except Exception:  # a plan that cannot be built still has a summary
             arrays = tasks = "unknown"
         rows = [
@@ -356,6 +376,12 @@ class Array:
     def __getitem__(self, key: Any) -> Array:
         if _has_array(key):
             return _indexing["getitem_arrays"](self, key)
+        if self._fancy is not None:
+            # A basic index of an integer-array index result: one integer-array
+            # index of the source that reads only the elements selected.
+            composed = self._fancy.compose(self, key)
+            if composed is not None:
+                return composed
         return self._same_or(apply("getitem", {"key": _encode_key(key)}, [self]))
 
     def _same_or(self, result: Array) -> Array:
@@ -393,6 +419,9 @@ class Array:
             )
         fresh = apply("permute_dims", {"axes": list(range(self.ndim))}, [new])
         self._logical = fresh._logical
+        self._fancy = None
+        self._repr = None
+        self._html = None
         fresh._finalizer.detach()
         self._finalizer()
         self._handle = fresh._handle
@@ -772,7 +801,36 @@ def elemwise(func: str, *operands: Any) -> Array:
             raise TypeError(f"{func}: at least one operand must be a cubego Array")
         return _datetimes.elemwise(func, operands, _engine_apply)
     inputs, encoded = _operands(func, operands)
-    return apply("elemwise", {"func": func, "operands": encoded}, inputs)
+    out = apply("elemwise", {"func": func, "operands": encoded}, inputs)
+    if any(x._fancy is not None for x in inputs) and all(x._shape == out._shape for x in inputs):
+        out._fancy = _Elementwise(func, operands)
+    return out
+
+
+class _Elementwise:
+    """``f(y, ...)`` of an array *y* made by an integer-array index (see
+    ``indexing_functions.Fancy``): a basic index of the result indexes the
+    operands, ``f(y, z)[k] = f(y[k], z[k])`` (none of them broadcast), so that
+    ``y[k]`` reads only what *k* selects."""
+
+    __slots__ = ("func", "operands")
+
+    def __init__(self, func: str, operands: tuple[Any, ...]):
+        self.func = func
+        self.operands = operands
+
+    def compose(self, y: Array, key: Any) -> Array | None:
+        items = key if isinstance(key, tuple) else (key,)
+        if all(k is Ellipsis or k == slice(None) for k in items):
+            return None  # everything: y itself
+        indexed: dict[int, Array] = {}  # x * x indexes x once
+        try:
+            for x in self.operands:
+                if isinstance(x, Array) and id(x) not in indexed:
+                    indexed[id(x)] = x[key]
+        except (IndexError, TypeError):
+            return None  # the usual path raises the error
+        return elemwise(self.func, *(indexed.get(id(x), x) for x in self.operands))
 
 
 def select(condition: Array, x1: Any, x2: Any) -> Array:
