@@ -217,6 +217,8 @@ type pythonOpArgs struct {
 	Maps     [][]dimMapJSON  `json:"maps"`
 	Meta     json.RawMessage `json:"meta"`
 	ExtraMem int64           `json:"extra_mem"`
+	// ChunkRuns: describe the result's chunks as runs (docs/capi.md).
+	ChunkRuns bool `json:"chunk_runs"`
 }
 
 // dimMapJSON is one input dimension's map.
@@ -320,7 +322,7 @@ func cg_python_op(argsJSON *C.char, payload unsafe.Pointer, payloadLen C.int64_t
 		if err != nil {
 			return err
 		}
-		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out, infoOptions{ChunkRuns: a.ChunkRuns})}}, result)
 	}()
 	return setError(err, errOut)
 }
