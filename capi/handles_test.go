@@ -124,3 +124,34 @@ func TestOpChunkRunsScalar(t *testing.T) {
 		}
 	}
 }
+
+// cg_python_op's chunks take, per axis, a list of block sizes or one block
+// size; anything else is an error naming the axis.
+func TestPythonOpChunks(t *testing.T) {
+	n := func(s string) json.Number { return json.Number(s) }
+	got, err := pythonOpChunks([]any{n("3"), []any{n("5"), n("5"), n("2")}}, []int{10, 12}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]int{{3, 3, 3, 1}, {5, 5, 2}}; !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, err := pythonOpChunks([]any{[]any{n("0")}}, []int{0}, 8); err != nil || len(got) != 1 || !slices.Equal(got[0], []int{0}) {
+		t.Errorf("zero-length axis: %v, %v", got, err)
+	}
+	if got, err := pythonOpChunks([]any{}, []int{}, 8); err != nil || len(got) != 0 {
+		t.Errorf("0-d: %v, %v", got, err)
+	}
+	for _, bad := range [][]any{
+		{n("3")},                // one axis short
+		{"auto", n("5")},        // not a size
+		{nil, n("5")},           // not a size
+		{n("3"), []any{n("5")}}, // does not sum to the axis
+		{n("1.5"), n("5")},      // not an integer
+		{n("0"), n("5")},        // zero for a non-empty axis
+	} {
+		if _, err := pythonOpChunks(bad, []int{10, 12}, 8); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

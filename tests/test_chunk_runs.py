@@ -143,3 +143,77 @@ def test_rechunk_keeps_an_axis_as_its_block_size(spec):
     e = cubego.zeros((0, 4), chunks=(0, 2), spec=spec)
     assert e._axis_chunks(0) == (0,)
     assert e.rechunk({1: 4}).chunks == ((0,), (4,))
+
+
+@pytest.mark.parametrize(
+    ("sizes", "want"),
+    [
+        ((4, 4, 4, 1), 4),
+        ((4,), 4),
+        ((5, 5), 5),
+        ((np.int64(3), np.int64(3)), 3),
+        ((0,), [0]),
+        ((), []),
+        ((1, 2), [1, 2]),
+        ((2, 1, 2), [2, 1, 2]),
+        ((3, 3, 3, 3, 4), [3, 3, 3, 3, 4]),
+    ],
+)
+def test_python_op_axis_encoding(sizes, want):
+    from cubego.primitive.blockwise import _encode_axis
+
+    got = _encode_axis(sizes)
+    assert got == want and type(got) is type(want)
+    assert all(type(c) is int for c in (got if isinstance(got, list) else [got]))
+
+
+def test_map_blocks_is_described_in_constant_size(spec, monkeypatch):
+    """map_blocks over a regular chunking sends one block size per axis and
+    identity maps, not a list or a range per block."""
+    sent = []
+    real = libcubego.python_op
+
+    def spy(args, payload, inputs):
+        sent.append(args)
+        return real(args, payload, inputs)
+
+    monkeypatch.setattr(libcubego, "python_op", spy)
+    data = np.arange(2000.0).reshape(1000, 2)
+    x = cubego.asarray(data, chunks=(3, 2), spec=spec)
+    y = cubego.map_blocks(np.negative, x, dtype=x.dtype)
+    (args,) = sent
+    assert args["chunks"] == [3, 2]
+    assert args["maps"] == [
+        [
+            {"kind": "affine", "out_dim": 0, "start": 0, "step": 1},
+            {"kind": "affine", "out_dim": 1, "start": 0, "step": 1},
+        ]
+    ]
+    assert y.chunks == x.chunks
+    np.testing.assert_array_equal(y.compute(), -data)
+    # Irregular blocks are still listed, and misaligned inputs still read ranges.
+    a = cubego.asarray(np.arange(10.0), chunks=((3, 3, 4),), spec=spec)
+    b = cubego.asarray(np.arange(10.0), chunks=((4, 3, 3),), spec=spec)
+    z = cubego.blockwise(np.add, "i", a, "i", b, "i", dtype=np.float64, align_arrays=True)
+    args = sent[-1]
+    assert args["chunks"][0] != 3 and isinstance(args["chunks"][0], list)
+    np.testing.assert_array_equal(z.compute(), 2 * np.arange(10.0))
+
+
+def test_map_blocks_block_info_with_identity_maps(spec):
+    seen = {}
+
+    def f(block, block_info=None):
+        seen[block_info[None]["chunk-location"]] = (
+            block_info[0]["array-location"],
+            block_info[None]["array-location"],
+        )
+        return block
+
+    x = cubego.asarray(np.arange(10.0), chunks=4, spec=spec)
+    np.testing.assert_array_equal(cubego.map_blocks(f, x, dtype=x.dtype).compute(), np.arange(10.0))
+    assert seen == {
+        (0,): ([(0, 4)], [(0, 4)]),
+        (1,): ([(4, 8)], [(4, 8)]),
+        (2,): ([(8, 10)], [(8, 10)]),
+    }
