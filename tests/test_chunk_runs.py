@@ -115,15 +115,19 @@ def test_huge_block_count_stays_lazy(spec):
     chunks = y.chunks
     assert len(chunks[0]) == MAX_BLOCKS and set(chunks[0]) == {1}
     assert y.chunks is chunks  # expanded once, then kept
-    z = cubego.ones((2048, 4096), chunks=(1, 2), spec=spec)
-    assert z.npartitions == MAX_BLOCKS
-    assert z.numblocks == (2048, 2048)
-    assert z.chunks == ((1,) * 2048, (2,) * 2048)
+    # The cap counts the block sizes listed over all axes, not their product.
+    half = MAX_BLOCKS // 2
+    z = cubego.ones((half, half), chunks=1, spec=spec) * 2
+    assert z._chunks is None
+    assert z.numblocks == (half, half) and z.npartitions == half * half
+    assert z.chunks == ((1,) * half, (1,) * half)
 
 
 def test_more_blocks_than_the_cap_is_a_value_error(spec):
     with pytest.raises(ValueError, match="blocks"):
         cubego.ones((MAX_BLOCKS + 1,), chunks=1, spec=spec)
+    with pytest.raises(ValueError, match="blocks"):
+        cubego.ones((MAX_BLOCKS // 2, MAX_BLOCKS // 2 + 1), chunks=1, spec=spec)
 
 
 def test_rechunk_keeps_an_axis_as_its_block_size(spec):
