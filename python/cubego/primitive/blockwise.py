@@ -121,18 +121,18 @@ def _payload(fn: Any, what: str) -> bytes:
         return cloudpickle.dumps(_Unpicklable(what, f"{type(e).__name__}: {e}"))
 
 
-def _encode_axis(sizes: Sequence[int]) -> int | list[int]:
-    """One axis of ``cg_python_op``'s chunks: the block size of a regular axis
-    (all blocks that size but a shorter last one), else the list of sizes, so a
-    million equal blocks cross the ABI as one number (docs/capi.md)."""
+def _encode_axis(sizes: Sequence[int], length: int) -> int | list[int]:
+    """One axis of ``cg_python_op``'s chunks: the block size of a regular axis of
+    *length* (all blocks that size but a shorter last one), else the list of
+    sizes, so a million equal blocks cross the ABI as one number (docs/capi.md)."""
     sizes = tuple(sizes)
     if sizes:
-        first, n = sizes[0], len(sizes)
+        first, last, n = sizes[0], sizes[-1], len(sizes)
         if (
-            isinstance(first, numbers.Integral)
+            all(isinstance(c, numbers.Integral) for c in (first, last))
             and not isinstance(first, (bool, np.bool_))
-            and first > 0
-            and 0 < sizes[-1] <= first
+            and 0 < last <= first
+            and first * (n - 1) + last == length
             and sizes[: n - 1] == (first,) * (n - 1)
         ):
             return int(first)
@@ -184,7 +184,7 @@ def python_op(
     """
     dtype = np.dtype(dtype)
     shape = tuple(int(n) for n in shape)
-    chunks = [_encode_axis(axis) for axis in chunks]
+    chunks = [_encode_axis(axis, n) for axis, n in zip(chunks, shape, strict=True)]
     struct = dtype if dtype.names else None
     logical = None
     if struct is not None:
