@@ -40,6 +40,8 @@ var fuzzArgs = []string{
 	`{"shape": [10, 6], "dtype": "float64", "chunks": 4, "fill_value": {"scalar": 1.5, "kind": "float"}}`,
 	`{"shape": [8], "dtype": "int32", "chunks": [3], "fill_value": {"scalar": 7, "kind": "int"}}`,
 	`{"start": 0, "stop": 12, "step": 1, "chunks": 5}`,
+	`{"shape": [10, 6], "dtype": "float64", "chunks": [[3, 3, 4], 2], "chunk_runs": true, "fill_value": {"scalar": 0, "kind": "float"}}`,
+	`{"start": 0, "stop": 12, "step": 1, "chunks": 5, "chunk_runs": "yes"}`,
 	`{"shape": [4, 4], "dtype": "float32", "seed": 3, "chunks": "auto"}`,
 	`{"func": "add", "operands": [{"array": 0}, {"array": 1}]}`,
 	`{"func": "sum", "axis": [0], "keepdims": false}`,

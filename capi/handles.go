@@ -14,27 +14,72 @@ import (
 
 // arrayInfo is what Python learns about an array.
 type arrayInfo struct {
-	Handle uint64  `json:"handle"`
-	Name   string  `json:"name"`
-	Shape  []int   `json:"shape"`
-	DType  string  `json:"dtype"`
-	Chunks [][]int `json:"chunks"`
+	Handle uint64 `json:"handle"`
+	Name   string `json:"name"`
+	Shape  []int  `json:"shape"`
+	DType  string `json:"dtype"`
+	// Chunks are the block sizes, one list per axis; a caller that asked for
+	// chunk runs (infoOptions.ChunkRuns) gets ChunkRuns instead, and no Chunks.
+	Chunks *[][]int `json:"chunks,omitempty"`
+	// ChunkRuns are the block sizes run-length encoded, one list of
+	// [size, count] pairs per axis (docs/capi.md "Array results"), so an
+	// array of a million blocks along an axis crosses the ABI as one or two
+	// pairs instead of a million numbers.
+	ChunkRuns *[][][2]int `json:"chunk_runs,omitempty"`
 	// ImplicitSpec: the array has the configured default spec because it
 	// was created without one (plan.Spec.Implicit).
 	ImplicitSpec bool `json:"implicit_spec,omitempty"`
 }
 
-func newArrayInfo(a *plan.Array) arrayInfo {
+// infoOptions say how a call describes the arrays it returns.
+type infoOptions struct {
+	// ChunkRuns: describe chunks as runs (the "chunk_runs" argument).
+	ChunkRuns bool
+}
+
+// infoOptionsOf reads the optional "chunk_runs" argument.
+func infoOptionsOf(a args) (infoOptions, error) {
+	runs, err := a.boolean("chunk_runs", false)
+	return infoOptions{ChunkRuns: runs}, err
+}
+
+func newArrayInfo(a *plan.Array, opts infoOptions) arrayInfo {
 	shape := a.Shape
 	if shape == nil {
 		shape = []int{}
 	}
-	chunks := a.Chunks
-	if chunks == nil {
-		chunks = [][]int{}
-	}
-	return arrayInfo{Handle: uint64(cgo.NewHandle(a)), Name: a.Name, Shape: shape, DType: a.DType.String(), Chunks: chunks,
+	info := arrayInfo{Handle: uint64(cgo.NewHandle(a)), Name: a.Name, Shape: shape, DType: a.DType.String(),
 		ImplicitSpec: a.Spec != nil && a.Spec.Implicit}
+	if opts.ChunkRuns {
+		runs := chunkRuns(a.Chunks)
+		info.ChunkRuns = &runs
+	} else {
+		chunks := a.Chunks
+		if chunks == nil {
+			chunks = [][]int{}
+		}
+		info.Chunks = &chunks
+	}
+	return info
+}
+
+// chunkRuns run-length encodes block sizes: for each axis, the [size,
+// count] pairs of its consecutive equal sizes, in order. Expanding each pair
+// into count copies of size gives the axis's block sizes back.
+func chunkRuns(chunks [][]int) [][][2]int {
+	out := make([][][2]int, len(chunks))
+	for i, axis := range chunks {
+		runs := [][2]int{}
+		for _, c := range axis {
+			if n := len(runs); n > 0 && runs[n-1][0] == c {
+				runs[n-1][1]++
+			} else {
+				runs = append(runs, [2]int{c, 1})
+			}
+		}
+		out[i] = runs
+	}
+	return out
 }
 
 // handleValue returns the value behind a handle Python passed, and an

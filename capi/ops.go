@@ -279,6 +279,10 @@ func runOp(name, argsJSON string, handles []uint64) (arrayInfo, error) {
 	if entry.nin >= 0 && len(in) != entry.nin {
 		return arrayInfo{}, plan.Errorf(plan.ErrValue, "%s takes %d arrays, got %d", name, entry.nin, len(in))
 	}
+	opts, err := infoOptionsOf(a)
+	if err != nil {
+		return arrayInfo{}, err
+	}
 	out, err := entry.fn(a, in)
 	if err != nil {
 		return arrayInfo{}, err
@@ -288,7 +292,7 @@ func runOp(name, argsJSON string, handles []uint64) (arrayInfo, error) {
 	if err := plan.CheckGrid(out.Shape, out.Chunks, out.DType.Size()); err != nil {
 		return arrayInfo{}, err
 	}
-	return newArrayInfo(out), nil
+	return newArrayInfo(out, opts), nil
 }
 
 //export cg_from_buffer
@@ -314,11 +318,15 @@ func cg_from_buffer(argsJSON *C.char, data unsafe.Pointer, nbytes C.int64_t, res
 		if err != nil {
 			return err
 		}
+		opts, err := infoOptionsOf(a)
+		if err != nil {
+			return err
+		}
 		out, err := ops.FromBuffer(shape, dt, goBytes(data, nbytes), a["chunks"], spec)
 		if err != nil {
 			return err
 		}
-		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out, opts)}}, result)
 	}()
 	return setError(err, errOut)
 }

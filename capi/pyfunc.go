@@ -209,14 +209,19 @@ func nonNilInts(x []int) []int {
 
 // pythonOpArgs are the arguments of cg_python_op (docs/capi.md).
 type pythonOpArgs struct {
-	Func     string          `json:"func"`
-	Shape    []int           `json:"shape"`
-	DType    string          `json:"dtype"`
-	Chunks   [][]int         `json:"chunks"`
+	Func  string `json:"func"`
+	Shape []int  `json:"shape"`
+	DType string `json:"dtype"`
+	// Chunks has per axis a list of block sizes or, for a regular axis,
+	// one block size (the last block may be smaller): a million blocks of
+	// one size need not cross the ABI as a million numbers.
+	Chunks   []any           `json:"chunks"`
 	Spec     json.RawMessage `json:"spec"`
 	Maps     [][]dimMapJSON  `json:"maps"`
 	Meta     json.RawMessage `json:"meta"`
 	ExtraMem int64           `json:"extra_mem"`
+	// ChunkRuns: describe the result's chunks as runs (docs/capi.md).
+	ChunkRuns bool `json:"chunk_runs"`
 }
 
 // dimMapJSON is one input dimension's map.
@@ -272,6 +277,7 @@ func cg_python_op(argsJSON *C.char, payload unsafe.Pointer, payloadLen C.int64_t
 		text := C.GoString(argsJSON)
 		d := json.NewDecoder(bytes.NewReader([]byte(text)))
 		d.DisallowUnknownFields()
+		d.UseNumber()
 		var a pythonOpArgs
 		if err := d.Decode(&a); err != nil {
 			return plan.Errorf(plan.ErrValue, "invalid python_op arguments: %v", err)
@@ -316,11 +322,31 @@ func cg_python_op(argsJSON *C.char, payload unsafe.Pointer, payloadLen C.int64_t
 		if name == "" {
 			name = "python"
 		}
-		out, err := ops.PythonBlockwise(name, bound, nonNilInts(a.Shape), dt, a.Chunks, spec, f, a.ExtraMem)
+		chunks, err := pythonOpChunks(a.Chunks, nonNilInts(a.Shape), dt)
 		if err != nil {
 			return err
 		}
-		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out)}}, result)
+		out, err := ops.PythonBlockwise(name, bound, nonNilInts(a.Shape), dt, chunks, spec, f, a.ExtraMem)
+		if err != nil {
+			return err
+		}
+		return setJSON(map[string]any{"arrays": []arrayInfo{newArrayInfo(out, infoOptions{ChunkRuns: a.ChunkRuns})}}, result)
 	}()
 	return setError(err, errOut)
+}
+
+// pythonOpChunks expands python_op's chunks: per axis a list of block sizes
+// or one block size (docs/capi.md "Python functions").
+func pythonOpChunks(chunks []any, shape []int, dt ops.DType) ([][]int, error) {
+	if len(chunks) != len(shape) {
+		return nil, plan.Errorf(plan.ErrValue, "python_op: chunks %v do not match shape %s", chunks, ops.FormatShape(shape))
+	}
+	for i, c := range chunks {
+		switch c.(type) {
+		case json.Number, []any:
+		default:
+			return nil, plan.Errorf(plan.ErrType, "python_op: chunks for axis %d must be a block size or a list of block sizes, got %v", i, c)
+		}
+	}
+	return plan.NormalizeChunks(chunks, shape, dt.Size(), 0)
 }

@@ -53,7 +53,7 @@ func arraysFromJSON(graph []byte) ([]arrayInfo, error) {
 	}
 	infos := make([]arrayInfo, len(as))
 	for i, a := range as {
-		infos[i] = newArrayInfo(a)
+		infos[i] = newArrayInfo(a, infoOptions{})
 	}
 	return infos, nil
 }

@@ -179,7 +179,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # The ABI this module is written for (docs/capi.md, "ABI version"): a library
 # is accepted when its major equals ABI_MAJOR and its minor is at least ABI_MINOR.
-ABI_MAJOR, ABI_MINOR = 1, 2
+ABI_MAJOR, ABI_MINOR = 1, 3
 
 
 def _check_abi(lib: ctypes.CDLL, path: Path) -> None:
@@ -499,13 +499,14 @@ def version() -> dict:
 
 
 def op(name: str, args: dict, inputs: list[int]) -> list[dict]:
-    """``cg_op``: build array operation *name*; returns the result arrays' infos.
+    """``cg_op``: build array operation *name*; returns the result arrays' infos
+    (with ``chunk_runs``, not ``chunks``: docs/capi.md "Array results").
 
     Operations that touch storage (:data:`_STORAGE_OPS`) can be interrupted with Ctrl-C.
     """
     lib = library()
     handles, n = _handles(inputs)
-    payload = _dumps(args)
+    payload = _dumps({**args, "chunk_runs": True})
 
     def call() -> list[dict]:
         result, err = ctypes.c_void_p(), ctypes.c_void_p()
@@ -529,7 +530,7 @@ def from_buffer(args: dict, data: np.ndarray) -> list[dict]:
     lib = library()
     result, err = ctypes.c_void_p(), ctypes.c_void_p()
     status = lib.cg_from_buffer(
-        _dumps(args),
+        _dumps({**args, "chunk_runs": True}),
         ctypes.c_void_p(data.ctypes.data),
         data.nbytes,
         ctypes.byref(result),
@@ -752,7 +753,7 @@ def python_op(args: dict, payload: bytes, inputs: list[int]) -> list[dict]:
     handles, n = _handles(inputs)
     result, err = ctypes.c_void_p(), ctypes.c_void_p()
     status = lib.cg_python_op(
-        _dumps(args),
+        _dumps({**args, "chunk_runs": True}),
         payload,
         len(payload),
         handles,

@@ -77,6 +77,7 @@ class Array:
         "_shape",
         "_dtype",
         "_logical",
+        "_runs",
         "_chunks",
         "_spec",
         "_finalizer",
@@ -107,9 +108,17 @@ class Array:
         self._shape = tuple(int(n) for n in info["shape"])
         self._dtype = _dtypes.from_name(info["dtype"])
         self._logical = None  # a datetime64/timedelta64 dtype stored as int64 (core/datetimes.py)
-        # The library's JSON holds ints already: converting each block size again
-        # cost 0.13 s per array of 1,000,000 blocks (issue #19).
-        self._chunks = tuple(tuple(axis) for axis in info["chunks"])
+        # Block sizes arrive run-length encoded (docs/capi.md "Array results"):
+        # decoding a million block sizes per op took most of the time to build
+        # an array of a million blocks (issue #19), so ``chunks`` is expanded
+        # from the runs only when it is read.
+        runs = info.get("chunk_runs")
+        if runs is not None:
+            self._runs = tuple(tuple((size, count) for size, count in axis) for axis in runs)
+            self._chunks = None
+        else:  # cg_arrays_from_json describes chunks in full
+            self._chunks = tuple(tuple(axis) for axis in info["chunks"])
+            self._runs = tuple(chunk_runs(axis) for axis in self._chunks)
         self._spec = spec
         self._finalizer = weakref.finalize(self, libcubego.array_release, handle)
         # How an integer-array index made this array (indexing_functions.Fancy),
@@ -155,12 +164,15 @@ class Array:
     @property
     def chunks(self) -> tuple[tuple[int, ...], ...]:
         """Block sizes along each axis, e.g. ``((2, 2, 1), (3,))``."""
-        return self._chunks
+        chunks = self._chunks
+        if chunks is None:
+            chunks = self._chunks = tuple(expand_runs(axis) for axis in self._runs)
+        return chunks
 
     @property
     def chunksize(self) -> tuple[int, ...]:
         """The largest block size along each axis."""
-        return tuple(max(axis) if axis else 0 for axis in self._chunks)
+        return tuple(max((size for size, _ in axis), default=0) for axis in self._runs)
 
     @property
     def chunkmem(self) -> int:
@@ -180,7 +192,7 @@ class Array:
 
     @property
     def numblocks(self) -> tuple[int, ...]:
-        return tuple(len(axis) for axis in self._chunks)
+        return tuple(sum(count for _, count in axis) for axis in self._runs)
 
     @property
     def npartitions(self) -> int:
@@ -285,7 +297,7 @@ class Array:
             return cached[1]
         text = (
             f"cubego.Array<{self._name}, shape={self._shape}, dtype={self.dtype}, "
-            f"chunks={self._chunks}>"
+            f"chunks={self.chunks}>"
         )
         self._repr = (self._logical, text)  # datetimes set _logical after _new
         return text
@@ -296,7 +308,7 @@ class Array:
         Raises ``NotImplementedError`` for 0-d and empty arrays and arrays of more
         than 3 dimensions (they have no picture).
         """
-        return chunks_svg(self._chunks, size=size)
+        return chunks_svg(self.chunks, size=size)
 
     def _repr_html_(self) -> str:
         """The notebook view: sizes of the array and of one chunk, counts, and the chunk picture."""
@@ -384,6 +396,17 @@ class Array:
                 return composed
         return self._same_or(apply("getitem", {"key": _encode_key(key)}, [self]))
 
+    def _axis_chunks(self, axis: int) -> int | tuple[int, ...]:
+        """The chunks of *axis* as the library's ``chunks`` argument: the block
+        size of a regular axis (every block that size but a shorter last one),
+        which the library expands to the same blocks, else the block sizes."""
+        runs = self._runs[axis]
+        if len(runs) == 1 and runs[0][0] > 0:
+            return runs[0][0]
+        if len(runs) == 2 and runs[1][1] == 1 and 0 < runs[1][0] < runs[0][0]:
+            return runs[0][0]
+        return expand_runs(runs)
+
     def _same_or(self, result: Array) -> Array:
         """*self* when the library returned this very array (a no-op), else *result*.
 
@@ -426,6 +449,7 @@ class Array:
         self._finalizer()
         self._handle = fresh._handle
         self._name = fresh._name
+        self._runs = fresh._runs
         self._chunks = fresh._chunks
         self._spec = fresh._spec
         self._finalizer = weakref.finalize(self, libcubego.array_release, fresh._handle)
@@ -491,11 +515,11 @@ class Array:
             )
         if isinstance(chunks, dict):
             chunks = [
-                chunks.get(axis, chunks.get(axis - self.ndim, self._chunks[axis]))
+                chunks.get(axis, chunks.get(axis - self.ndim, self._axis_chunks(axis)))
                 for axis in range(self.ndim)
             ]
         if isinstance(chunks, (tuple, list)) and len(chunks) == self.ndim:
-            chunks = [self._chunks[axis] if c is None else c for axis, c in enumerate(chunks)]
+            chunks = [self._axis_chunks(axis) if c is None else c for axis, c in enumerate(chunks)]
         args: dict[str, Any] = {"chunks": encode_chunks(chunks)}
         if min_mem is not None:
             args["min_mem"] = parse_size(min_mem, "min_mem")
@@ -852,6 +876,28 @@ def select(condition: Array, x1: Any, x2: Any) -> Array:
 
 def permute_dims(x: Array, axes: tuple[int, ...]) -> Array:
     return apply("permute_dims", {"axes": [operator.index(a) for a in axes]}, [x])
+
+
+def expand_runs(runs: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """An axis's block sizes from its ``(size, count)`` runs (docs/capi.md)."""
+    if len(runs) == 1:
+        size, count = runs[0]
+        return (size,) * count
+    out: list[int] = []
+    for size, count in runs:
+        out += [size] * count
+    return tuple(out)
+
+
+def chunk_runs(sizes: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """The ``(size, count)`` runs of an axis's block sizes (:func:`expand_runs` undone)."""
+    runs: list[list[int]] = []
+    for size in sizes:
+        if runs and runs[-1][0] == size:
+            runs[-1][1] += 1
+        else:
+            runs.append([size, 1])
+    return tuple((size, count) for size, count in runs)
 
 
 def encode_chunks(chunks: Any) -> Any:

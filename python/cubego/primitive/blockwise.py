@@ -121,6 +121,29 @@ def _payload(fn: Any, what: str) -> bytes:
         return cloudpickle.dumps(_Unpicklable(what, f"{type(e).__name__}: {e}"))
 
 
+def _encode_axis(sizes: Sequence[int], length: int) -> int | list[int]:
+    """One axis of ``cg_python_op``'s chunks: the block size of a regular axis of
+    *length* (all blocks that size but a shorter last one), else the list of
+    sizes, so a million equal blocks cross the ABI as one number (docs/capi.md)."""
+    sizes = tuple(sizes)
+    if sizes:
+        first, last, n = sizes[0], sizes[-1], len(sizes)
+        if (
+            all(isinstance(c, numbers.Integral) for c in (first, last))
+            and not isinstance(first, (bool, np.bool_))
+            and 0 < last <= first
+            and first * (n - 1) + last == length
+            and sizes[: n - 1] == (first,) * (n - 1)
+        ):
+            return int(first)
+    return [int(c) for c in sizes]
+
+
+def _identity(out_dim: int) -> dict:
+    """Read the elements of the output block along *out_dim* (an affine identity)."""
+    return {"kind": "affine", "out_dim": out_dim, "start": 0, "step": 1}
+
+
 def _ranges(chunks: Sequence[int]) -> list[list[int]]:
     out, start = [], 0
     for c in chunks:
@@ -161,13 +184,13 @@ def python_op(
     """
     dtype = np.dtype(dtype)
     shape = tuple(int(n) for n in shape)
-    chunks = [[int(c) for c in axis] for axis in chunks]
+    chunks = [_encode_axis(axis, n) for axis, n in zip(chunks, shape, strict=True)]
     struct = dtype if dtype.names else None
     logical = None
     if struct is not None:
         engine_dtype = "uint8"
         engine_shape = list(shape) + [struct.itemsize]
-        engine_chunks = chunks + [[struct.itemsize]]
+        engine_chunks = chunks + [struct.itemsize]
     else:
         logical = _dtypes.datetime_dtype(dtype)  # stored as int64, seen as datetimes
         engine_dtype = _dtypes.storage(dtype).name
@@ -493,11 +516,14 @@ def _blockwise(
             if label in out_ind:
                 o = out_ind.index(label)
                 uni = blocks[label]
+                # Ranges equal to the output's blocks are an identity: O(1) to
+                # describe instead of a pair per block (issue #19).
                 if align_arrays and x.shape[j] == sizes[label]:
-                    dims.append(_ranges_map(o, _ranges(uni)))
+                    same = uni == out_chunks[o]
+                    dims.append(_identity(o) if same else _ranges_map(o, _ranges(uni)))
                     seen_chunks = uni
                 elif not align_arrays and len(own) == len(uni):
-                    dims.append(_own(o, own))
+                    dims.append(_identity(o) if own == out_chunks[o] else _own(o, own))
                     seen_chunks = own
                 elif len(own) == 1:  # broadcast: the one block goes to every task
                     dims.append(_FULL)
@@ -514,7 +540,7 @@ def _blockwise(
                     split.append((j, blocks[label] if align_arrays else own))
                 seen_chunks = (x.shape[j],)
                 where.append(None)
-            starts.append(_starts(seen_chunks))
+            starts.append(seen_chunks)  # block sizes; offsets only if block_info is asked for
             nchunks.append(len(seen_chunks))
         if split and isinstance(x, _Fields):
             raise NotImplementedError(f"{func_name}: concatenate=False with structured arrays")
@@ -537,7 +563,10 @@ def _blockwise(
     info = None
     if has_keyword(func, "block_info"):
         info = {
-            "inputs": info_inputs,
+            "inputs": {
+                pos: (in_shape, n, [_starts(c) for c in sizes], where)
+                for pos, (in_shape, n, sizes, where) in info_inputs.items()
+            },
             "output": (shape, [_starts(c) for c in out_chunks], dtype),
         }
     fn = _Blockwise(

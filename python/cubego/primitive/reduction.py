@@ -27,7 +27,7 @@ from cubego.primitive.blockwise import (
     _blockwise,
     _Fields,
     _fields_of,
-    _own,
+    _identity,
     _store,
     has_keyword,
     map_blocks,
@@ -104,7 +104,7 @@ def _partial_reduce(
             )
             chunks.append((1,) * groups)
         else:
-            dims.append(_own(d, x.chunks[d]))
+            dims.append(_identity(d))  # the output keeps this axis's blocks
             chunks.append(x.chunks[d])
     shape = tuple(sum(c) for c in chunks)
     in_struct = x.dtype if isinstance(x, _Fields) else None

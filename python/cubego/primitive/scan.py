@@ -16,7 +16,7 @@ import numpy as np
 from cubego.binding import pyfunc
 from cubego.core import dtypes as _dtypes
 from cubego.core.array import Array, apply
-from cubego.primitive.blockwise import _own, _ranges_map, has_keyword, python_op
+from cubego.primitive.blockwise import _identity, _own, _ranges_map, has_keyword, python_op
 from cubego.primitive.reduction import _normalize_axis
 
 __all__ = ["cumreduction", "scan"]
@@ -90,14 +90,16 @@ def _scan(
     """Scan *x* along *axis*: each block's own scan, then each block combined with
     the scan of the last elements of all the blocks before it (computed by the
     same algorithm, recursively, on an array with one element per block)."""
-    own = [_own(d, c) for d, c in enumerate(x.chunks)]
+    # Blocks read where the output has the same blocks are identity maps (issue #19).
+    same = [_identity(d) for d in range(x.ndim)]
     scanned = python_op(
-        _ScanBlock(func, axis, kwargs), "scan", [(x, own)], x.shape, dtype, x.chunks, label=label
+        _ScanBlock(func, axis, kwargs), "scan", [(x, same)], x.shape, dtype, x.chunks, label=label
     )
     nb = len(x.chunks[axis])
     if nb <= 1:
         return scanned
     last_chunks = tuple((1,) * nb if d == axis else c for d, c in enumerate(x.chunks))
+    own = [_own(d, c) if d == axis else _identity(d) for d, c in enumerate(x.chunks)]
     lasts = python_op(
         _Last(axis),
         "scan",
@@ -111,12 +113,12 @@ def _scan(
     lasts = lasts.rechunk({axis: step})
     totals = _scan(lasts, _Accumulate(binop), {}, binop, axis, dtype, label)
     # Block b adds the total of blocks < b: element b-1 of totals.
-    carry_dims = [_own(d, c) for d, c in enumerate(totals.chunks)]
+    carry_dims = [_identity(d) for d in range(totals.ndim)]
     carry_dims[axis] = _ranges_map(axis, [[max(b - 1, 0), max(b - 1, 0) + 1] for b in range(nb)])
     return python_op(
         _AddCarry(binop, axis),
         "scan",
-        [(scanned, own), (totals, carry_dims)],
+        [(scanned, same), (totals, carry_dims)],
         x.shape,
         dtype,
         x.chunks,
