@@ -44,7 +44,9 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 				if fused == nil {
 					continue
 				}
-				if ProjectedMem(fused) <= p.Spec.AllowedMem && bounds.allows(fused) {
+				// A rechunk copy fused into its consumer reads just what
+				// the copy reads, so the bounds on reads do not apply.
+				if ProjectedMem(fused) <= p.Spec.AllowedMem && (isRechunk(prod.Op) || bounds.allows(fused)) {
 					cur = fused
 					removed[prod] = true
 					changed = !chain
