@@ -3,7 +3,7 @@ on the chunks a rechunk changes reads the rechunk's source; a copy that makes
 stored chunks (to_zarr of a misaligned or rechunked result) writes the target
 directly instead of an intermediate. Results are checked against numpy.
 
-See docs/rechunk.md "Plans that skip or fuse a rechunk".
+See docs/memory.md, "Fusion" and "Rechunk: one stage or several".
 """
 
 from __future__ import annotations
