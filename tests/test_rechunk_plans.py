@@ -136,3 +136,15 @@ def test_rechunk_then_store_writes_the_target_from_the_last_copy(tmp_path, src, 
     z = zarr.open_array(out, mode="r")
     assert z.chunks == target
     np.testing.assert_array_equal(z[...], a * 2)
+
+
+@pytest.mark.parametrize("src", [(6, 5), (16, 16), (48, 3)])
+def test_rechunk_stored_in_shards_matches_numpy(tmp_path, spec, src):
+    """The copy writing shards of a rechunked array (fused with the store)."""
+    a = np.random.default_rng(7).random((48, 40))
+    x = _stored(tmp_path, "x", a, src, spec)
+    out = str(tmp_path / "out.zarr")
+    cubego.to_zarr(cubego.rechunk(x, (8, 8)), out, shards=(16, 16), overwrite=True)
+    z = zarr.open_array(out, mode="r")
+    assert z.chunks == (8, 8) and z.shards == (16, 16)
+    np.testing.assert_array_equal(z[...], a)
