@@ -178,10 +178,11 @@ func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DTy
 	return t.build()
 }
 
-// rechunkSource returns the array that the rechunk copies producing x start
-// from, when reducing it over axes gives the same result array: the copies
-// change the chunks of reduced axes only (a reduction over every axis does
-// not depend on the chunks at all), so the result's chunks are the same.
+// rechunkSource returns the earliest array of the chain of rechunk copies
+// producing x that reducing over axes gives the same result array as x:
+// the copies after it change the chunks of reduced axes only (a reduction
+// over every axis does not depend on the chunks at all), so the result's
+// chunks are the same.
 // Reducing the source reads each stored element once, where reducing x
 // would first write x (and a rechunk's intermediates) and read it back. It
 // returns nil when x is not such a copy. The order in which elements are
@@ -190,8 +191,8 @@ func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DTy
 // differ in the last bits; integer and boolean reductions, min and max do
 // not.
 func rechunkSource(x *plan.Array, axes []int) *plan.Array {
-	src := x
-	for src.Op != nil && src.Op.Kind == "rechunk" && len(src.Op.Inputs) == 1 && src.Target == nil {
+	var found *plan.Array
+	for src := x; src.Op != nil && src.Op.Kind == "rechunk" && len(src.Op.Inputs) == 1 && src.Target == nil; {
 		op := src.Op
 		in := op.Inputs[0]
 		e := op.Kernel.Exprs
@@ -201,16 +202,17 @@ func rechunkSource(x *plan.Array, axes []int) *plan.Array {
 			break
 		}
 		src = in.Array
-	}
-	if src == x {
-		return nil
-	}
-	for d := range x.Shape {
-		if !slices.Contains(axes, d) && !equalInts(src.Chunks[d], x.Chunks[d]) {
-			return nil
+		same := true
+		for d := range x.Shape {
+			if !slices.Contains(axes, d) && !equalInts(src.Chunks[d], x.Chunks[d]) {
+				same = false
+			}
+		}
+		if same {
+			found = src // the earliest array of the chain that will do
 		}
 	}
-	return src
+	return found
 }
 
 // fitsBudget reports whether every op computing out from src (a reduction
