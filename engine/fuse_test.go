@@ -116,7 +116,9 @@ func TestIntermediatesDeletedWhenNoLongerRead(t *testing.T) {
 	x := literal(t, spec, []int{8, 6}, []any{3, 4}, seq(48))
 	a, _ := ops.Elemwise("negative", ops.Operand{Array: x})
 	b, _ := ops.Rechunk(a, []any{8, 2}) // reads a, which is then deleted
-	c, _ := ops.Reduce("sum", b, nil, false, nil, 0)
+	// along axis 1: the sum follows b's chunks along axis 0, so it reads b
+	// (a sum over every axis would read a instead of the rechunk)
+	c, _ := ops.Reduce("sum", b, []int{1}, false, nil, 0)
 	p, _ := plan.Build([]*plan.Array{c})
 	stored := func(name string) bool {
 		m, _ := filepath.Glob(filepath.Join(spec.WorkDir, "cubego-*", "compute-*", name, "zarr.json"))
@@ -212,15 +214,39 @@ func TestElementwiseFusesIntoRechunk(t *testing.T) {
 	}
 }
 
-func TestRechunkIsNotFusedIntoItsConsumer(t *testing.T) {
+// TestRechunkFusesOnlyIntoAlignedConsumers: a rechunk copy fuses into a
+// consumer that reads nothing else, block for block (the copy then
+// evaluates the consumer's expression and reads just what it read); a
+// consumer reading it through other blocks, or beside another input, would
+// read the rechunk's source through its own blocks, so it does not fuse.
+func TestRechunkFusesOnlyIntoAlignedConsumers(t *testing.T) {
 	spec := testSpec(t)
 	x := literal(t, spec, []int{12, 10}, []any{3, 4}, seq(120))
 	r, _ := ops.Rechunk(x, []any{12, 2})
 	neg, _ := ops.Elemwise("negative", ops.Operand{Array: r})
-	p, _ := plan.Build([]*plan.Array{neg})
-	before := len(p.Ops)
-	if _, n := computeFused(t, neg); n != before {
-		t.Errorf("%d ops after fusion, want %d: a rechunk's source must not be read through its consumer's blocks", n, before)
+	sliced, _ := ops.GetItem(r, []ops.Index{{Kind: ops.IndexSlice, Start: ptr(1)}})
+	y := literal(t, spec, []int{12, 10}, []any{12, 2}, seq(120))
+	sum, _ := ops.Elemwise("add", ops.Operand{Array: r}, ops.Operand{Array: y})
+	for _, c := range []struct {
+		name string
+		out  *plan.Array
+		fuse bool
+	}{{"negative", neg, true}, {"slice", sliced, false}, {"two inputs", sum, false}} {
+		p, _ := plan.Build([]*plan.Array{c.out})
+		before := len(p.Ops)
+		want := compute(t, Options{}, c.out)[0]
+		got, n := computeFused(t, c.out)
+		if c.fuse && n != before-1 {
+			t.Errorf("%s: %d ops after fusion, want %d: the copy should compute the consumer", c.name, n, before-1)
+		}
+		if !c.fuse && n != before {
+			t.Errorf("%s: %d ops after fusion, want %d: a rechunk's source must not be read through its consumer's blocks", c.name, n, before)
+		}
+		for i := range want {
+			if got[0][i] != want[i] {
+				t.Fatalf("%s: element %d fused %v, unfused %v", c.name, i, got[0][i], want[i])
+			}
+		}
 	}
 }
 
@@ -247,3 +273,5 @@ func TestFusedOpReadsEachInputOnce(t *testing.T) {
 		}
 	}
 }
+
+func ptr(i int) *int { return &i }

@@ -157,3 +157,167 @@ func TestDegenerateRechunkUsesMoreStages(t *testing.T) {
 		t.Errorf("tasks of %v allocated more than projected", bad)
 	}
 }
+
+// TestRechunkFusedIntoConsumerProperties: over random shapes, chunkings and
+// budgets, an element-wise op reading a rechunk is fused into the rechunk's
+// last copy when the budget allows (its output is then never stored), the
+// values are right, and every task allocates at most its projection.
+func TestRechunkFusedIntoConsumerProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	fused := 0
+	for i := range 40 {
+		nd := 1 + r.IntN(3)
+		shape := make([]int, nd)
+		for d := range shape {
+			shape[d] = 1 + r.IntN(30)
+		}
+		spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: int64(4000 + r.IntN(100000)), ReservedMem: 0}
+		n := int(plan.Prod(shape))
+		x := literal(t, spec, shape, randomChunks(r, shape), seq(n))
+		stored, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+		y, err := ops.Rechunk(stored, randomChunks(r, shape))
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := ops.Elemwise("multiply", ops.Operand{Array: y}, ops.Operand{Scalar: &plan.Scalar{Kind: 'f', F: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Build([]*plan.Array{z})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Fuse()
+		if p.Validate() != nil {
+			continue
+		}
+		last := p.Ops[len(p.Ops)-1].Op
+		if last.Output != z {
+			t.Fatalf("case %d: the last op writes %v, not the result", i, last.Output)
+		}
+		if y.Op != nil && y.Op.Kind == "rechunk" && last.Kind == "rechunk" {
+			fused++
+			for _, o := range p.Ops {
+				if o.Op.Output == y {
+					t.Fatalf("case %d: the rechunk's output is still stored", i)
+				}
+			}
+		}
+		var bad []string
+		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
+				bad = append(bad, ev.Op)
+			}
+		})
+		if err != nil {
+			t.Fatalf("case %d %v: %v", i, shape, err)
+		}
+		buf := make([]byte, z.NBytes())
+		if err := res.Read(context.Background(), 0, buf); err != nil {
+			t.Fatal(err)
+		}
+		res.Close()
+		for k, g := range toFloats(z.DType, buf) {
+			if g != -3*float64(k) {
+				t.Fatalf("case %d: shape %v chunks %v -> %v: element %d = %v", i, shape, stored.Chunks, y.Chunks, k, g)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("case %d: tasks of %v allocated more than projected", i, bad)
+		}
+	}
+	if fused < 10 {
+		t.Errorf("only %d of 40 cases fused the product into the rechunk", fused)
+	}
+}
+
+// TestReductionOfRechunkReadsSource: a sum over every axis of a rechunk (in
+// one or several stages) plans no copy and reads the source; a sum along
+// an axis whose chunks the rechunk keeps does too; the values are right
+// and every task keeps within its projection.
+func TestReductionOfRechunkReadsSource(t *testing.T) {
+	n := 256
+	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 200_000, ReservedMem: 0}
+	x := literal(t, spec, []int{n, n}, []any{n, 4}, seq(n*n))
+	stored, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+	for _, c := range [][]any{{4, n}, {n, 1}, {16, 64}} {
+		y, err := ops.Rechunk(stored, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := ops.Reduce("sum", y, nil, false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		axis0, err := ops.Reduce("sum", y, []int{0}, false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Build([]*plan.Array{all, axis0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		copies := 0
+		for _, o := range p.Ops {
+			if o.Op.Kind == "rechunk" {
+				copies++
+			}
+		}
+		// the full sum never needs the copy; the sum along axis 0 needs it
+		// only when axis 1's chunks change
+		want := 0
+		if c[1] != 4 {
+			want = len(rechunkStages(y))
+		}
+		if copies != want {
+			t.Errorf("rechunk to %v: %d copies planned, want %d", c, copies, want)
+		}
+		var bad []string
+		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
+				bad = append(bad, ev.Op)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, res, all, axis0)
+		res.Close()
+		if w := -float64(n*n) * float64(n*n-1) / 2; got[0][0] != w {
+			t.Errorf("rechunk to %v: sum %v, want %v", c, got[0][0], w)
+		}
+		for j, g := range got[1] {
+			if w := -float64(n)*float64(j) - float64(n*(n-1)/2*n); g != w {
+				t.Fatalf("rechunk to %v: column sum %d = %v, want %v", c, j, g, w)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("tasks of %v allocated more than projected", bad)
+		}
+	}
+}
+
+// rechunkStages returns the copies producing y.
+func rechunkStages(y *plan.Array) []*plan.Op {
+	var s []*plan.Op
+	for a := y; a.Op != nil && a.Op.Kind == "rechunk"; a = a.Op.Inputs[0].Array {
+		s = append(s, a.Op)
+	}
+	return s
+}
+
+func readAll(t *testing.T, res *Result, arrays ...*plan.Array) [][]float64 {
+	t.Helper()
+	var out [][]float64
+	for i, a := range arrays {
+		buf := make([]byte, a.NBytes())
+		if err := res.Read(context.Background(), i, buf); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, toFloats(a.DType, buf))
+	}
+	return out
+}

@@ -44,7 +44,9 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 				if fused == nil {
 					continue
 				}
-				if ProjectedMem(fused) <= p.Spec.AllowedMem && bounds.allows(fused) {
+				// A rechunk copy fused into its consumer reads just what
+				// the copy reads, so the bounds on reads do not apply.
+				if ProjectedMem(fused) <= p.Spec.AllowedMem && (isRechunk(prod.Op) || bounds.allows(fused)) {
 					cur = fused
 					removed[prod] = true
 					changed = !chain
@@ -82,10 +84,14 @@ func isRechunk(op *Op) bool {
 // evaluates p's expression over its own blocks, as to_zarr of a
 // misaligned difference does), or a reduction round folding over p's
 // output (only its folded operand, Exprs[0], reads inputs). A rechunk is
-// never fused into its consumers: reading its source through the
-// consumer's blocks would read source chunks more than once, which is
+// fused into a consumer only when the consumer reads nothing else and
+// reads it block for block (see fuseRechunkInto): reading its source
+// through other blocks would read source chunks more than once, which is
 // what rechunking in stages avoids.
 func fuseInto(c, p *Op) *Op {
+	if isRechunk(p) {
+		return fuseRechunkInto(c, p)
+	}
 	reduce := c.Kind == "blockwise" && c.Kernel.Core == "reduce"
 	if !(isMap(c) || isRechunk(c) || reduce) || !isMap(p) {
 		return nil
@@ -149,6 +155,32 @@ func fuseInto(c, p *Op) *Op {
 	fn := p.Func + "+" + c.Func
 	return &Op{ID: c.ID, Name: c.Name, Func: fn, Kind: c.Kind, Inputs: inputs, Output: c.Output,
 		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem), TaskBlocks: c.TaskBlocks}
+}
+
+// fuseRechunkInto returns consumer c with rechunk copy p fused in, or nil
+// when c is not a map whose one input is p's output X read block for block
+// (identity maps, c's output chunked like X, one block per task). The
+// fused op is p's copy, each task reading the same source chunks as p's
+// and evaluating c's expression over the blocks it assembles, then writing
+// them as c's output: X is never stored. This is what `to_zarr` of a
+// misaligned or irregularly chunked result, or of a rechunk, plans: the
+// copy that makes the stored chunks writes them to the target directly.
+func fuseRechunkInto(c, p *Op) *Op {
+	x := p.Output
+	if !isMap(c) || len(c.Inputs) != 1 || c.Inputs[0].Array != x || c.TaskBlocks != nil ||
+		!reflect.DeepEqual(c.Inputs[0].Dims, Identity(x.NDim())) || len(c.Output.Chunks) != len(x.Chunks) {
+		return nil
+	}
+	for d := range x.Chunks {
+		if !equalInts(c.Output.Chunks[d], x.Chunks[d]) {
+			return nil
+		}
+	}
+	expr := renumber(c.Kernel.Exprs[0], func(int) *Expr { return p.Kernel.Exprs[0] })
+	k := c.Kernel
+	k.Exprs = []*Expr{expr}
+	return &Op{ID: c.ID, Name: c.Name, Func: p.Func + "+" + c.Func, Kind: p.Kind, Inputs: p.Inputs, Output: c.Output,
+		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem), TaskBlocks: p.TaskBlocks}
 }
 
 // sameFrames reports whether every operand frame dimension that an input

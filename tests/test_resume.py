@@ -15,8 +15,10 @@ def test_resume_in_a_new_process(tmp_path):
     spec = cubego.Spec(work_dir=str(tmp_path / "work"), allowed_mem="100MB")
     x = cubego.asarray(np.arange(96.0).reshape(12, 8), chunks=(5, 3), spec=spec)
     # Two ops whose outputs are stored: the negation evaluated by the first
-    # rechunk copy, then a second rechunk (a rechunk never fuses into its reader).
-    y = (-x).rechunk((12, 2)).rechunk((3, 8))
+    # rechunk copy, then a second rechunk (a rechunk fuses into a reader only
+    # when the reader reads it block for block); the third copy computes
+    # y * 2 and writes the target.
+    y = (-x).rechunk((12, 2)).rechunk((3, 8)).rechunk((6, 4))
     target = tmp_path / "out.zarr"
     target.write_text("a file where the array should go: the final write fails")
     with pytest.raises(Exception, match="out.zarr"):
