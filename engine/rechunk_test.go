@@ -231,11 +231,11 @@ func TestRechunkFusedIntoConsumerProperties(t *testing.T) {
 	}
 }
 
-// TestReductionOfRechunkReadsSource: a sum over every axis of a rechunk (in
-// one or several stages) plans no copy and reads the source; a sum along
-// an axis whose chunks the rechunk keeps does too; the values are right
-// and every task keeps within its projection.
-func TestReductionOfRechunkReadsSource(t *testing.T) {
+// TestReductionOfRechunk: sums of a rechunk (in one or several stages), over
+// every axis and along one, keep the rechunk (it is not skipped: its chunks
+// decide the summation order), the values are right and every task keeps
+// within its projection.
+func TestReductionOfRechunk(t *testing.T) {
 	n := 256
 	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 200_000, ReservedMem: 0}
 	x := literal(t, spec, []int{n, n}, []any{n, 4}, seq(n*n))
@@ -266,14 +266,8 @@ func TestReductionOfRechunkReadsSource(t *testing.T) {
 				copies++
 			}
 		}
-		// the full sum never needs the copy; the sum along axis 0 needs it
-		// only when axis 1's chunks change
-		want := 0
-		if c[1] != 4 {
-			want = len(rechunkStages(y))
-		}
-		if copies != want {
-			t.Errorf("rechunk to %v: %d copies planned, want %d", c, copies, want)
+		if want := len(rechunkStages(y)); copies < want {
+			t.Errorf("rechunk to %v: %d copies planned, want at least %d", c, copies, want)
 		}
 		var bad []string
 		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {

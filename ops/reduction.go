@@ -2,7 +2,6 @@ package ops
 
 import (
 	"math"
-	"reflect"
 	"slices"
 
 	"github.com/cubego/cubego/plan"
@@ -160,11 +159,6 @@ func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DTy
 	if count == 0 || x.Size() == 0 {
 		return emptyReduction(fn, x, outShape, acc, axes, keepdims)
 	}
-	if src := rechunkSource(x, axes); src != nil {
-		if out, err := ReduceSplit(fn, src, axes, keepdims, dtype, split); err == nil && fitsBudget(out, src) {
-			return out, nil
-		}
-	}
 	kernelFn := fn
 	if fn == "mean" {
 		kernelFn = "sum"
@@ -176,66 +170,6 @@ func ReduceSplit(fn string, x *plan.Array, axes []int, keepdims bool, dtype *DTy
 			plan.InputExpr(0, acc), {Op: "const", DType: acc, Value: plan.Scalar{Kind: 'f', F: float64(count)}}}}
 	}
 	return t.build()
-}
-
-// rechunkSource returns the earliest array of the chain of rechunk copies
-// producing x that reducing over axes gives the same result array as x:
-// the copies after it change the chunks of reduced axes only (a reduction
-// over every axis does not depend on the chunks at all), so the result's
-// chunks are the same.
-// Reducing the source reads each stored element once, where reducing x
-// would first write x (and a rechunk's intermediates) and read it back. It
-// returns nil when x is not such a copy. The order in which elements are
-// added changes with the chunks, as it does between any two chunkings (and
-// between cubego, Dask and numpy's pairwise sum): floating-point sums may
-// differ in the last bits; integer and boolean reductions, min and max do
-// not.
-func rechunkSource(x *plan.Array, axes []int) *plan.Array {
-	var found *plan.Array
-	for src := x; src.Op != nil && src.Op.Kind == "rechunk" && len(src.Op.Inputs) == 1 && src.Target == nil; {
-		op := src.Op
-		in := op.Inputs[0]
-		e := op.Kernel.Exprs
-		if op.Kernel.Core != "map" || len(e) != 1 || e[0].Op != "input" || e[0].Input != 0 ||
-			in.Array.DType != src.DType || !equalInts(in.Array.Shape, src.Shape) ||
-			!reflect.DeepEqual(in.Dims, plan.Identity(src.NDim())) {
-			break
-		}
-		src = in.Array
-		same := true
-		for d := range x.Shape {
-			if !slices.Contains(axes, d) && !equalInts(src.Chunks[d], x.Chunks[d]) {
-				same = false
-			}
-		}
-		if same {
-			found = src // the earliest array of the chain that will do
-		}
-	}
-	return found
-}
-
-// fitsBudget reports whether every op computing out from src (a reduction
-// planned on src) fits allowed_mem.
-func fitsBudget(out, src *plan.Array) bool {
-	seen := map[*plan.Array]bool{}
-	var ok func(a *plan.Array) bool
-	ok = func(a *plan.Array) bool {
-		if a == src || a.Op == nil || seen[a] {
-			return true
-		}
-		seen[a] = true
-		if plan.ProjectedMem(a.Op) > a.Spec.AllowedMem {
-			return false
-		}
-		for _, in := range a.Op.InputArrays() {
-			if !ok(in) {
-				return false
-			}
-		}
-		return true
-	}
-	return ok(out)
 }
 
 func splitPerAxis(splitEvery, naxes int) int {

@@ -1,7 +1,7 @@
-"""Plan shapes around rechunks (issue #19): a reduction that does not depend
-on the chunks a rechunk changes reads the rechunk's source; a copy that makes
-stored chunks (to_zarr of a misaligned or rechunked result) writes the target
-directly instead of an intermediate. Results are checked against numpy.
+"""Plan shapes around rechunks (issue #19): a copy that makes stored chunks
+(to_zarr of a misaligned or rechunked result) writes the target directly
+instead of an intermediate; a reduction of a rechunk reduces the rechunked
+array (the rechunk is not skipped). Results are checked against numpy.
 
 See docs/memory.md, "Fusion" and "Rechunk: one stage or several".
 """
@@ -34,7 +34,7 @@ def _zarr_arrays_under(root) -> list[str]:
 
 @pytest.mark.parametrize("fn", ["sum", "mean", "min", "max", "prod"])
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
-def test_full_reduction_of_a_rechunk_reads_the_source(tmp_path, spec, fn, dtype):
+def test_full_reduction_of_a_rechunk_matches_numpy(tmp_path, spec, fn, dtype):
     rng = np.random.default_rng(3)
     a = (rng.random((40, 36)) * 4 - 2).astype(dtype)
     if fn == "prod":
@@ -42,43 +42,38 @@ def test_full_reduction_of_a_rechunk_reads_the_source(tmp_path, spec, fn, dtype)
     x = _stored(tmp_path, "x", a, (a.shape[0], 5), spec)  # column strips
     y = cubego.rechunk(x, (5, a.shape[1]))  # row strips: the swap of W4
     r = getattr(cubego, fn)(y)
-    assert _rechunk_ops(r) == []
+    # the reduction reduces the rechunked array: the rechunk is not skipped
+    # (its chunks decide the summation order, as in Dask and Cubed)
+    assert _rechunk_ops(r) != []
     want = getattr(np, fn)(a)
     got = r.compute()
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def test_multi_stage_rechunk_under_a_sum_is_skipped(tmp_path):
-    """A swap that needs two copy stages (the array does not fit one task):
-    the sum of it plans no copy at all, and matches numpy."""
+def test_multi_stage_rechunk_under_a_sum_matches_numpy(tmp_path):
+    """A swap that needs two copy stages (the array does not fit one task)."""
     sp = cubego.Spec(work_dir=tmp_path / "w", allowed_mem="200kB", reserved_mem=0)
     a = np.random.default_rng(4).random((256, 256))
     x = _stored(tmp_path, "x", a, (256, 4), sp)
     y = cubego.rechunk(x, (4, 256))
     assert len(_rechunk_ops(y)) >= 2
     s = cubego.sum(y)
-    assert _rechunk_ops(s) == []
+    assert len(_rechunk_ops(s)) >= 2
     np.testing.assert_allclose(s.compute(), a.sum(), rtol=1e-12)
     np.testing.assert_allclose(cubego.sum(y + 0).compute(), a.sum(), rtol=1e-12)
 
 
-def test_partial_reduction_skips_a_rechunk_only_along_reduced_axes(tmp_path, spec):
+def test_partial_reduction_of_a_rechunk_keeps_its_chunks(tmp_path, spec):
     a = np.arange(30 * 24, dtype="float64").reshape(30, 24)
     x = _stored(tmp_path, "x", a, (7, 6), spec)
-    # only axis 0 changes: reducing axis 0 does not depend on it
     r0 = cubego.sum(cubego.rechunk(x, (10, 6)), axis=0)
-    assert _rechunk_ops(r0) == []
     assert r0.chunks == ((6, 6, 6, 6),)
     np.testing.assert_array_equal(r0.compute(), a.sum(axis=0))
-    # axis 1 changes too: the result is chunked by the rechunk's axis 1
     r1 = cubego.sum(cubego.rechunk(x, (10, 8)), axis=0)
-    assert _rechunk_ops(r1) != []
     assert r1.chunks == ((8, 8, 8),)
     np.testing.assert_array_equal(r1.compute(), a.sum(axis=0))
-    # reducing axis 1 of a rechunk along axis 0 keeps the rechunk too
     r2 = cubego.sum(cubego.rechunk(x, (10, 6)), axis=1, keepdims=True)
-    assert _rechunk_ops(r2) != []
     assert r2.chunks == ((10, 10, 10), (1,))
     np.testing.assert_array_equal(r2.compute(), a.sum(axis=1, keepdims=True))
 
