@@ -37,9 +37,6 @@ var (
 	gemmKernels32 gemmKernels[float32]
 	gemmPack64    = sync.Pool{New: func() any { return new(gemmBuffers[float64]) }}
 	gemmPack32    = sync.Pool{New: func() any { return new(gemmBuffers[float32]) }}
-	// useSystemBLAS (the openblas build tag) sends every product to gonum's
-	// BLAS interface, which then calls OpenBLAS.
-	useSystemBLAS = false
 )
 
 type gemmBuffers[T float32 | float64] struct{ a, b []T }

@@ -59,7 +59,7 @@ func Matmul(acc, a, b Operand, first bool) error {
 	switch dt {
 	case zarr.Float32:
 		mm = func(c, a, b []byte) {
-			if !useSystemBLAS && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), first) {
+			if !useSystemBLAS.Load() && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), first) {
 				return
 			}
 			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
@@ -69,7 +69,7 @@ func Matmul(acc, a, b Operand, first bool) error {
 		}
 	case zarr.Float64:
 		mm = func(c, a, b []byte) {
-			if !useSystemBLAS && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), first) {
+			if !useSystemBLAS.Load() && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), first) {
 				return
 			}
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
