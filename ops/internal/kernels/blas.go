@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -26,6 +27,7 @@ var (
 	// library opened at run time) instead of gemm.go.
 	useSystemBLAS atomic.Bool
 	blasInUse     = BLASInfo{Name: "go"}
+	blasLoadMu    sync.Mutex // guards blasInUse and the switch of BLAS
 )
 
 // CurrentBLAS reports the BLAS in use.

@@ -77,7 +77,7 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
+
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -101,21 +101,35 @@ var blasSymbols = []struct {
 	{"cblas_", "", false, "openblas_set_num_threads"},
 }
 
-var blasLoadMu sync.Mutex
-
 // useBLASLibrary opens path and, when it has every routine dlBLAS needs,
 // routes gonum's BLAS to it. A library that cannot be opened or lacks a
-// routine leaves the BLAS in use unchanged. The handle is never closed: the
-// routines stay in use for the life of the process.
+// routine leaves the BLAS in use unchanged.
 func useBLASLibrary(path string) error {
+	impl, name, err := openBLAS(path)
+	if err != nil {
+		return err
+	}
 	blasLoadMu.Lock()
 	defer blasLoadMu.Unlock()
+	blas64.Use(impl)
+	blas32.Use(impl)
+	cblas128.Use(impl)
+	cblas64.Use(impl)
+	useSystemBLAS.Store(true)
+	blasInUse = BLASInfo{Name: name, Path: path}
+	return nil
+}
+
+// openBLAS opens path, looks up the routines of dlBLAS under the first
+// symbol family it has, and sets the library to one thread. The handle is
+// never closed: the routines may be in use for the life of the process.
+func openBLAS(path string) (*dlBLAS, string, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var cerr *C.char
 	h := C.cg_dlopen(cpath, &cerr)
 	if h == nil {
-		return fmt.Errorf("kernels: cannot open BLAS library %s: %s", path, C.GoString(cerr))
+		return nil, "", fmt.Errorf("kernels: cannot open BLAS library %s: %s", path, C.GoString(cerr))
 	}
 	sym := func(name string) unsafe.Pointer {
 		cname := C.CString(name)
@@ -123,7 +137,7 @@ func useBLASLibrary(path string) error {
 		return C.cg_dlsym(h, cname)
 	}
 	for _, fam := range blasSymbols {
-		impl := &dlBLAS{ilp: C.int(0)}
+		impl := &dlBLAS{}
 		if fam.ilp64 {
 			impl.ilp = 1
 		}
@@ -141,19 +155,15 @@ func useBLASLibrary(path string) error {
 			continue
 		}
 		// The engine runs one task per worker; a threaded BLAS inside each
-		// would oversubscribe the cores.
+		// would oversubscribe the cores. This copy of the library is this
+		// package's own (numpy's bundled copy is another file), so its
+		// thread count is nobody else's.
 		if f := sym(fam.threads); f != nil {
 			C.cg_set_threads(f, impl.ilp, 1)
 		}
-		blas64.Use(impl)
-		blas32.Use(impl)
-		cblas128.Use(impl)
-		cblas64.Use(impl)
-		useSystemBLAS.Store(true)
-		blasInUse = BLASInfo{Name: "OpenBLAS (" + fam.prefix + "*" + fam.suffix + ")", Path: path}
-		return nil
+		return impl, "OpenBLAS (" + fam.prefix + "*" + fam.suffix + ")", nil
 	}
-	return fmt.Errorf("kernels: %s has no CBLAS level-3 routines under a known name (looked for scipy_cblas_dgemm64_, scipy_cblas_dgemm, cblas_dgemm64_, cblas_dgemm)", path)
+	return nil, "", fmt.Errorf("kernels: %s has no CBLAS level-3 routines under a known name (looked for scipy_cblas_dgemm64_, scipy_cblas_dgemm, cblas_dgemm64_, cblas_dgemm)", path)
 }
 
 // dlBLAS is gonum's pure-Go BLAS with its level-3 products replaced by the

@@ -4,10 +4,7 @@ package kernels
 
 import (
 	"errors"
-	"sync"
 )
-
-var blasLoadMu sync.Mutex
 
 // useBLASLibrary needs cgo (dlopen); without it the built-in kernels stay.
 func useBLASLibrary(string) error {
