@@ -19,6 +19,14 @@ import (
 // kernels, else gonum's Gemm; integers wrap; bool is an OR of ANDs. 1-D
 // operands are the caller's to reshape.
 func Matmul(acc, a, b Operand, first bool) error {
+	return MatmulTrans(acc, a, b, false, false, first)
+}
+
+// MatmulTrans is Matmul with transposed operands: with transA, a holds
+// (..., k, m) and the product uses its matrices transposed (not
+// conjugated); likewise b (..., n, k) with transB. Only float and complex
+// types take transposed operands.
+func MatmulTrans(acc, a, b Operand, transA, transB, first bool) error {
 	clearUpper()
 	dt := acc.DType
 	if a.DType != dt || b.DType != dt {
@@ -29,7 +37,17 @@ func Matmul(acc, a, b Operand, first bool) error {
 		return fmt.Errorf("kernels: matmul shapes %v @ %v -> %v: need equal ranks >= 2", a.Shape, b.Shape, acc.Shape)
 	}
 	m, k, n := a.Shape[nd-2], a.Shape[nd-1], b.Shape[nd-1]
-	if b.Shape[nd-2] != k || acc.Shape[nd-2] != m || acc.Shape[nd-1] != n ||
+	if transA {
+		m, k = k, m
+	}
+	bk := b.Shape[nd-2]
+	if transB {
+		n, bk = bk, n
+	}
+	if (transA || transB) && dt != zarr.Float32 && dt != zarr.Float64 && dt != zarr.Complex64 && dt != zarr.Complex128 {
+		return fmt.Errorf("kernels: matmul of transposed %s operands is not supported", dt)
+	}
+	if bk != k || acc.Shape[nd-2] != m || acc.Shape[nd-1] != n ||
 		!sameShape(a.Shape[:nd-2], acc.Shape[:nd-2]) || !sameShape(b.Shape[:nd-2], acc.Shape[:nd-2]) {
 		return fmt.Errorf("kernels: matmul shapes %v @ %v -> %v do not match", a.Shape, b.Shape, acc.Shape)
 	}
@@ -55,40 +73,49 @@ func Matmul(acc, a, b Operand, first bool) error {
 		}
 		return nil
 	}
+	// The operands as stored, and how gemm reads them.
+	ta, tb := blas.NoTrans, blas.NoTrans
+	ar, ac, br, bc := m, k, k, n
+	if transA {
+		ta, ar, ac = blas.Trans, k, m
+	}
+	if transB {
+		tb, br, bc = blas.Trans, n, k
+	}
 	var mm func(c, a, b []byte)
 	switch dt {
 	case zarr.Float32:
 		mm = func(c, a, b []byte) {
-			if !useSystemBLAS.Load() && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), first) {
+			if !useSystemBLAS.Load() && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), transA, transB, first) {
 				return
 			}
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas32.General{Rows: m, Cols: k, Stride: k, Data: as[float32](a)},
-				blas32.General{Rows: k, Cols: n, Stride: n, Data: as[float32](b)},
+			blas32.Gemm(ta, tb, 1,
+				blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: as[float32](a)},
+				blas32.General{Rows: br, Cols: bc, Stride: bc, Data: as[float32](b)},
 				beta[float32](first), blas32.General{Rows: m, Cols: n, Stride: n, Data: as[float32](c)})
 		}
 	case zarr.Float64:
 		mm = func(c, a, b []byte) {
-			if !useSystemBLAS.Load() && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), first) {
+			if !useSystemBLAS.Load() && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), transA, transB, first) {
 				return
 			}
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas64.General{Rows: m, Cols: k, Stride: k, Data: as[float64](a)},
-				blas64.General{Rows: k, Cols: n, Stride: n, Data: as[float64](b)},
+			blas64.Gemm(ta, tb, 1,
+				blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: as[float64](a)},
+				blas64.General{Rows: br, Cols: bc, Stride: bc, Data: as[float64](b)},
 				beta[float64](first), blas64.General{Rows: m, Cols: n, Stride: n, Data: as[float64](c)})
 		}
 	case zarr.Complex64:
 		mm = func(c, a, b []byte) {
-			cblas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				cblas64.General{Rows: m, Cols: k, Stride: k, Data: as[complex64](a)},
-				cblas64.General{Rows: k, Cols: n, Stride: n, Data: as[complex64](b)},
+			cblas64.Gemm(ta, tb, 1,
+				cblas64.General{Rows: ar, Cols: ac, Stride: ac, Data: as[complex64](a)},
+				cblas64.General{Rows: br, Cols: bc, Stride: bc, Data: as[complex64](b)},
 				beta[complex64](first), cblas64.General{Rows: m, Cols: n, Stride: n, Data: as[complex64](c)})
 		}
 	case zarr.Complex128:
 		mm = func(c, a, b []byte) {
-			cblas128.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				cblas128.General{Rows: m, Cols: k, Stride: k, Data: as[complex128](a)},
-				cblas128.General{Rows: k, Cols: n, Stride: n, Data: as[complex128](b)},
+			cblas128.Gemm(ta, tb, 1,
+				cblas128.General{Rows: ar, Cols: ac, Stride: ac, Data: as[complex128](a)},
+				cblas128.General{Rows: br, Cols: bc, Stride: bc, Data: as[complex128](b)},
 				beta[complex128](first), cblas128.General{Rows: m, Cols: n, Stride: n, Data: as[complex128](c)})
 		}
 	case zarr.Int8:
