@@ -1,6 +1,9 @@
 package ops
 
-import "github.com/cubego/cubego/plan"
+import (
+	"github.com/cubego/cubego/ops/internal/kernels"
+	"github.com/cubego/cubego/plan"
+)
 
 // Matmul returns x @ y with the Array API's rules: 1-D operands are
 // promoted to matrices and the added dimension removed afterwards, and
@@ -95,7 +98,12 @@ func Matmul(x, y *plan.Array) (*plan.Array, error) {
 		yDims[n-2], yDims[n-1] = yDims[n-1], yDims[n-2]
 	}
 	out := plan.NewArray(shape, dt, chunks, spec)
-	plan.NewOp("matmul", "blockwise", []plan.Input{{Array: x, Dims: xDims}, {Array: y, Dims: yDims}}, out, kernel)
+	op := plan.NewOp("matmul", "blockwise", []plan.Input{{Array: x, Dims: xDims}, {Array: y, Dims: yDims}}, out, kernel)
+	if floatOrComplex(dt) {
+		// The BLAS packs panels of both operands; never more than twice
+		// their size (tiny blocks), at most MatmulWorkspace.
+		op.ExtraMem = min(kernels.MatmulWorkspace, 2*(op.MaxInputRegionBytes(0)+op.MaxInputRegionBytes(1)))
+	}
 	return out, nil
 }
 

@@ -70,3 +70,11 @@ func init() {
 	}
 	_ = UseBLASLibrary(v) // a failure is kept in CurrentBLAS().Error
 }
+
+// MatmulWorkspace is the memory a float or complex matrix product uses
+// beyond its operands and result: the packing buffers of the BLAS (OpenBLAS
+// touches about 4.5 MB of its per-call buffer for a float64 product of
+// 2048-square blocks, measured with ru_maxrss; gemm.go's pooled buffers
+// are 2.3 MB), with room for the complex kernels' wider panels. Small
+// blocks need less: ops counts at most twice the operands' size.
+const MatmulWorkspace = 8 << 20
