@@ -280,6 +280,7 @@ func TestUseBLASLibrary(t *testing.T) {
 	if _, ok := blas64.Implementation().(*dlBLAS); !ok {
 		t.Fatalf("blas64 uses %T", blas64.Implementation())
 	}
+	checkSymmetricProduct(t)
 	r := rand.New(rand.NewPCG(43, 44))
 	const m, k, n = 131, 300, 97
 	for _, dt := range []zarr.DataType{zarr.Float64, zarr.Float32, zarr.Complex128, zarr.Complex64} {
@@ -331,6 +332,75 @@ func TestUseBLASLibrary(t *testing.T) {
 				if cmplx.Abs(got[i]-want[i]) > tol*(1+cmplx.Abs(want[i])) {
 					t.Fatalf("%s first=%v: [%d] = %v, want %v", dt, first, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// checkSymmetricProduct: a @ a.T with b holding a's bytes goes to syrk and
+// still gives the whole product, set or added; nearly equal operands do not.
+func checkSymmetricProduct(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	const n, k = 67, 150
+	for _, dt := range []zarr.DataType{zarr.Float64, zarr.Float32} {
+		for _, first := range []bool{true, false} {
+			for _, tc := range []struct{ same, symC bool }{{true, true}, {true, false}, {false, true}} {
+				same := tc.same
+				a := make([]float64, n*k)
+				for i := range a {
+					a[i] = math.Round((r.Float64()-0.5)*64) / 64
+				}
+				bv := append([]float64(nil), a...)
+				if !same {
+					bv[len(bv)-1] += 0.5
+				}
+				c := make([]float64, n*n)
+				for i := range n {
+					for j := range n {
+						c[i*n+j] = math.NaN()
+						if !first {
+							c[i*n+j] = float64((i + j) % 5)
+						}
+					}
+				}
+				if !first && !tc.symC {
+					c[1] = 7 // not symmetric: syrk cannot add to it, gemm does
+				}
+				want := append([]float64(nil), c...)
+				for i := range n {
+					for j := range n {
+						var sum float64
+						for p := range k {
+							sum += a[i*k+p] * bv[j*k+p]
+						}
+						if first {
+							want[i*n+j] = sum
+						} else {
+							want[i*n+j] += sum
+						}
+					}
+				}
+				enc := func(x []float64) []byte {
+					if dt == zarr.Float32 {
+						return bytesOfSlice(toFloat32(x))
+					}
+					return bytesOfSlice(append([]float64(nil), x...))
+				}
+				cb := enc(c)
+				ab, bb := enc(a), enc(bv)
+				if symmetric(false, true, n, n, ab, bb) != same {
+					t.Fatalf("symmetric = %v for same = %v", !same, same)
+				}
+				if err := MatmulTrans(Contiguous(dt, cb, []int{n, n}), Contiguous(dt, ab, []int{n, k}), Contiguous(dt, bb, []int{n, k}), false, true, first); err != nil {
+					t.Fatal(err)
+				}
+				var got []float64
+				if dt == zarr.Float32 {
+					got = widen(as[float32](cb))
+				} else {
+					got = as[float64](cb)
+				}
+				closeTo(t, fmt.Sprintf("%s syrk first=%v %+v", dt, first, tc), got, want, 1e-6)
 			}
 		}
 	}

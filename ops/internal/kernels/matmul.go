@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"fmt"
 
 	"gonum.org/v1/gonum/blas"
@@ -86,6 +87,10 @@ func MatmulTrans(acc, a, b Operand, transA, transB, first bool) error {
 	switch dt {
 	case zarr.Float32:
 		mm = func(c, a, b []byte) {
+			if symmetric(transA, transB, m, n, a, b) && (first || isSymmetric(as[float32](c), n)) {
+				syrk(blas32.Implementation().Ssyrk, m, k, as[float32](a), as[float32](c), first)
+				return
+			}
 			if !useSystemBLAS.Load() && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), transA, transB, first) {
 				return
 			}
@@ -96,6 +101,10 @@ func MatmulTrans(acc, a, b Operand, transA, transB, first bool) error {
 		}
 	case zarr.Float64:
 		mm = func(c, a, b []byte) {
+			if symmetric(transA, transB, m, n, a, b) && (first || isSymmetric(as[float64](c), n)) {
+				syrk(blas64.Implementation().Dsyrk, m, k, as[float64](a), as[float64](c), first)
+				return
+			}
 			if !useSystemBLAS.Load() && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), transA, transB, first) {
 				return
 			}
@@ -145,6 +154,42 @@ func MatmulTrans(acc, a, b Operand, transA, transB, first bool) error {
 		mm(c[i*cLen:(i+1)*cLen], ad[i*aLen:(i+1)*aLen], bd[i*bLen:(i+1)*bLen])
 	}
 	return nil
+}
+
+// symmetric reports whether a·bᵀ is a·aᵀ (b transposed and holding the
+// same values as a, as on the diagonal blocks of x @ x.T), which syrk
+// computes with half the multiplications. Only with a library BLAS: gonum's
+// pure-Go Dsyrk is slower than gemm.go. Comparing the operands costs one
+// pass over them, against k passes for the product; blocks that differ
+// usually do so in their first bytes.
+func symmetric(transA, transB bool, m, n int, a, b []byte) bool {
+	return useSystemBLAS.Load() && !transA && transB && m == n && m > 1 && bytes.Equal(a, b)
+}
+
+// isSymmetric reports whether the n×n matrix c equals its transpose, as
+// an accumulator of symmetric products does: syrk may then add to it.
+func isSymmetric[T float32 | float64](c []T, n int) bool {
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if c[i*n+j] != c[j*n+i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// syrk sets (first) or adds to c (n×n) a·aᵀ for a (n×k): the upper
+// triangle from the BLAS, then mirrored to the lower one, so c must be
+// symmetric when it is added to.
+func syrk[T float32 | float64](f func(blas.Uplo, blas.Transpose, int, int, T, []T, int, T, []T, int), n, k int, a, c []T, first bool) {
+	f(blas.Upper, blas.NoTrans, n, k, 1, a, k, beta[T](first), c, n)
+	for i := 1; i < n; i++ {
+		row := c[i*n : i*n+i]
+		for j := range row {
+			row[j] = c[j*n+i]
+		}
+	}
 }
 
 // beta is Gemm's beta: 0 overwrites acc (without reading it), 1 adds to it.
