@@ -484,4 +484,30 @@ func BenchmarkMatmulBLAS(b *testing.B) {
 			})
 		}
 	}
+	// a @ a.T of one block, as on the diagonal of x @ x.T: gemm with a
+	// transposed copy, then syrk (GFLOP/s counts the gemm's 2n³ for both).
+	const n = 2048
+	blas64.Use(d)
+	useSystemBLAS.Store(true)
+	defer func() {
+		blas64.Use(gonum.Implementation{})
+		useSystemBLAS.Store(false)
+	}()
+	x := Contiguous(zarr.Float64, benchData(zarr.Float64, n*n), []int{n, n})
+	acc := Contiguous(zarr.Float64, make([]byte, n*n*8), []int{n, n})
+	for _, sym := range []bool{false, true} {
+		b.Run(fmt.Sprintf("float64/%d/aat/syrk=%v", n, sym), func(b *testing.B) {
+			y := x
+			if !sym {
+				y = Contiguous(zarr.Float64, append([]byte(nil), x.Data...), x.Shape)
+				as[float64](y.Data)[n*n-1]++ // differs in its last element: gemm
+			}
+			for b.Loop() {
+				if err := MatmulTrans(acc, x, y, false, true, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
 }
