@@ -65,7 +65,9 @@ def test_openblas_single_threaded_and_numpy_untouched():
         pytest.skip("numpy's OpenBLAS has other symbol names")
     before = get()
     # Opening the library again (as at every load) sets only our copy's threads.
-    status = libcubego.library().cg_blas(path.encode(), ctypes.byref(ctypes.c_void_p()), ctypes.byref(ctypes.c_void_p()))
+    status = libcubego.library().cg_blas(
+        path.encode(), ctypes.byref(ctypes.c_void_p()), ctypes.byref(ctypes.c_void_p())
+    )
     assert status == 0
     assert get() == before
     assert ours.scipy_openblas_get_num_threads64_() == 1
@@ -77,7 +79,11 @@ TRANSPOSE_CASES = {
     "a.T @ b.T": (lambda a, b: a.T @ b.T, (9, 7), (5, 9)),
     "a @ a.T": (lambda a, b: a @ a.T, (11, 6), (1, 1)),
     "mT batched": (lambda a, b: a.mT @ b, (3, 8, 5), (3, 8, 4)),
-    "swapaxes": (lambda a, b: cubego.matmul(a, cubego.permute_dims(b, (0, 2, 1))), (2, 5, 6), (2, 3, 6)),
+    "swapaxes": (
+        lambda a, b: cubego.matmul(a, cubego.permute_dims(b, (0, 2, 1))),
+        (2, 5, 6),
+        (2, 3, 6),
+    ),
 }
 
 
@@ -120,9 +126,18 @@ def test_matmul_memory_within_projection(spec):
 
 
 def _run(env: dict[str, str], code: str) -> str:
-    full_env = {**os.environ, **env, "PYTHONPATH": str(ROOT / "python") + os.pathsep + str(ROOT / "tests")}
+    full_env = {
+        **os.environ,
+        **env,
+        "PYTHONPATH": str(ROOT / "python") + os.pathsep + str(ROOT / "tests"),
+    }
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, check=True, timeout=300
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     ).stdout
 
 
@@ -157,7 +172,9 @@ def test_fallback_to_go(value, error):
 def test_cubego_blas_path():
     import json
 
-    info = json.loads(_run({"CUBEGO_BLAS": _scipy_openblas_path()}, FALLBACK).strip().splitlines()[-1])
+    info = json.loads(
+        _run({"CUBEGO_BLAS": _scipy_openblas_path()}, FALLBACK).strip().splitlines()[-1]
+    )
     assert info["name"].startswith("OpenBLAS") and info["error"] == "", info
 
 
@@ -171,8 +188,16 @@ def test_fallback_without_scipy_openblas(tmp_path):
     full_env = {**os.environ, **env}
     full_env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT / "python")])
     out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(FALLBACK)], env=full_env, capture_output=True, text=True, check=True, timeout=300
+        [sys.executable, "-c", textwrap.dedent(FALLBACK)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     ).stdout
     info = json.loads(out.strip().splitlines()[-1])
     assert info["name"] == "go", info
-    assert "scipy-openblas64 is not usable" in info["error"] and "not installed (test)" in info["error"]
+    assert (
+        "scipy-openblas64 is not usable" in info["error"]
+        and "not installed (test)" in info["error"]
+    )

@@ -317,7 +317,9 @@ def _use_scipy_openblas(lib: ctypes.CDLL) -> None:
     try:
         import scipy_openblas64
 
-        path = os.path.join(scipy_openblas64.get_lib_dir(), scipy_openblas64.get_library(fullname=True))
+        path = os.path.join(
+            scipy_openblas64.get_lib_dir(), scipy_openblas64.get_library(fullname=True)
+        )
     except Exception as e:  # noqa: BLE001 - not installed, or a wheel without its library
         _blas_note = f"scipy-openblas64 is not usable: {type(e).__name__}: {e}"
         return
