@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 
 	"github.com/cubego/cubego/engine"
+	"github.com/cubego/cubego/ops"
 )
 
 // Version is the library version, stamped by the build.
@@ -72,5 +73,25 @@ func cg_debug_panic(errOut **C.char) (status C.int32_t) {
 	defer guard(&status, errOut)
 	var m map[string]int
 	m["boom"] = 1 // a nil-map write: a real runtime panic, recovered by guard
+	return statusOK
+}
+
+// cg_blas opens the shared OpenBLAS at path (when path is not NULL or
+// empty) for matrix products and linear algebra, then reports the BLAS in
+// use as JSON {"name", "path", "error"}. A library that cannot be used
+// leaves the BLAS unchanged: the call still succeeds and "error" says why,
+// so a caller can fall back without a second round trip.
+//
+//export cg_blas
+func cg_blas(path *C.char, infoOut **C.char, errOut **C.char) (status C.int32_t) {
+	defer guard(&status, errOut)
+	if path != nil {
+		if p := C.GoString(path); p != "" {
+			_ = ops.UseBLASLibrary(p) // kept in CurrentBLAS().Error
+		}
+	}
+	info := ops.CurrentBLAS()
+	b, _ := json.Marshal(map[string]string{"name": info.Name, "path": info.Path, "error": info.Error})
+	*infoOut = C.CString(string(b))
 	return statusOK
 }

@@ -8,7 +8,7 @@ package main
 // JSON keys are added. A C program compares these compile-time values with
 // what cg_abi_version() returns at run time.
 #define CG_ABI_VERSION_MAJOR 1
-#define CG_ABI_VERSION_MINOR 3
+#define CG_ABI_VERSION_MINOR 4
 #define CG_ABI_VERSION (CG_ABI_VERSION_MAJOR * 1000 + CG_ABI_VERSION_MINOR)
 */
 import "C"

@@ -63,6 +63,14 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 		if len(k.Exprs) != 2 || len(op.Inputs) != 2 {
 			return nil, fmt.Errorf("ops: matmul kernel of %s needs two operands", op)
 		}
+		if n := len(k.Transposed); n != 0 && n != 2 {
+			return nil, fmt.Errorf("ops: matmul kernel of %s marks %d operands as transposed, not 0 or 2", op, n)
+		}
+		for i, tr := range k.Transposed {
+			if tr && op.Inputs[i].Array.NDim() < 2 {
+				return nil, fmt.Errorf("ops: matmul kernel of %s: a transposed operand needs two dimensions", op)
+			}
+		}
 	case "piecewise", "reshape":
 	case "cumsum", "cumprod", "sort", "argsort", "take", "searchsorted_left", "searchsorted_right", "isin":
 		if len(k.Axes) != 1 {
@@ -136,7 +144,11 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 			return err
 		}
 		defer relB()
-		return matmulStep(out, a, b, t.op.Inputs[0].Array.NDim(), t.op.Inputs[1].Array.NDim(), first)
+		var ta, tb bool
+		if tr := k.Transposed; len(tr) == 2 {
+			ta, tb = tr[0], tr[1]
+		}
+		return matmulStep(out, a, b, t.op.Inputs[0].Array.NDim(), t.op.Inputs[1].Array.NDim(), ta, tb, first)
 	default:
 		if f, ok := blockFuncs[k.Core]; ok {
 			return f(k, out, ins)
@@ -302,16 +314,23 @@ func evalArg(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.
 
 // matmulStep multiplies region blocks a and b into out (accumulating unless
 // first), treating 1-D operands as a row (a) or column (b) vector and
-// broadcasting batch dimensions.
-func matmulStep(out Block, a, b kernels.Operand, andim, bndim int, first bool) error {
+// broadcasting batch dimensions. A transposed operand (ta, tb) holds its
+// last two dimensions swapped.
+func matmulStep(out Block, a, b kernels.Operand, andim, bndim int, ta, tb, first bool) error {
 	as, bs := a.Shape, b.Shape
 	m, k := 1, as[len(as)-1]
 	if andim >= 2 {
 		m = as[len(as)-2]
 	}
+	if ta {
+		m, k = k, m
+	}
 	n := 1
 	if bndim >= 2 {
 		n = bs[len(bs)-1]
+	}
+	if tb {
+		n = bs[len(bs)-2]
 	}
 	aBatch := batchOf(as, andim)
 	bBatch := batchOf(bs, bndim)
@@ -324,9 +343,15 @@ func matmulStep(out Block, a, b kernels.Operand, andim, bndim int, first bool) e
 		ao := batchOffset(idx, aBatch, nb) * m * k
 		bo := batchOffset(idx, bBatch, nb) * k * n
 		a2 := kernels.Operand{DType: a.DType, Data: a.Data[ao*elem : (ao+m*k)*elem], Shape: []int{m, k}}
+		if ta {
+			a2.Shape = []int{k, m}
+		}
 		b2 := kernels.Operand{DType: b.DType, Data: b.Data[bo*elem : (bo+k*n)*elem], Shape: []int{k, n}}
+		if tb {
+			b2.Shape = []int{n, k}
+		}
 		c2 := kernels.Operand{DType: out.DType, Data: out.Data[t*m*n*elem : (t+1)*m*n*elem], Shape: []int{m, n}}
-		if err := kernels.Matmul(c2, a2, b2, first); err != nil {
+		if err := kernels.MatmulTrans(c2, a2, b2, ta, tb, first); err != nil {
 			return err
 		}
 		for d := nb - 1; d >= 0; d-- {

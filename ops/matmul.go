@@ -1,6 +1,9 @@
 package ops
 
-import "github.com/cubego/cubego/plan"
+import (
+	"github.com/cubego/cubego/ops/internal/kernels"
+	"github.com/cubego/cubego/plan"
+)
 
 // Matmul returns x @ y with the Array API's rules: 1-D operands are
 // promoted to matrices and the added dimension removed afterwards, and
@@ -23,6 +26,12 @@ func Matmul(x, y *plan.Array) (*plan.Array, error) {
 	if kx != ky {
 		return nil, plan.Errorf(plan.ErrValue, "matmul: dimension mismatch, shapes %s and %s are not aligned: %d (dim %d) != %d", FormatShape(x.Shape), FormatShape(y.Shape), kx, x.NDim()-1, ky)
 	}
+	// x.T or y.T of a stored array is read straight from it (the kernel
+	// takes transposed operands) rather than stored as a transpose first.
+	var xt, yt *plan.Array
+	if floatOrComplex(dt) {
+		xt, yt = transposeSource(x), transposeSource(y)
+	}
 	xb, yb := batchShape(x), batchShape(y)
 	batch, err := BroadcastShapes(xb, yb)
 	if err != nil {
@@ -32,6 +41,9 @@ func Matmul(x, y *plan.Array) (*plan.Array, error) {
 	ykAxis := 0
 	if y.NDim() >= 2 {
 		ykAxis = y.NDim() - 2
+	}
+	if yt != nil && !equalInts(x.Chunks[x.NDim()-1], y.Chunks[ykAxis]) {
+		yt = nil // y is rechunked along K, which reads y, not its source
 	}
 	if !equalInts(x.Chunks[x.NDim()-1], y.Chunks[ykAxis]) {
 		spec := make([]any, y.NDim())
@@ -70,11 +82,60 @@ func Matmul(x, y *plan.Array) (*plan.Array, error) {
 	if kx == 0 || plan.Prod(shape) == 0 {
 		return virtual(shape, dt, chunksAny(chunks), spec, &plan.Generator{Kind: "full", Value: plan.Scalar{Kind: 'i'}})
 	}
+	kernel := plan.Kernel{Core: "matmul", Exprs: []*plan.Expr{
+		castExpr(plan.InputExpr(0, x.DType), dt), castExpr(plan.InputExpr(1, y.DType), dt)}}
+	if xt != nil || yt != nil {
+		kernel.Transposed = []bool{xt != nil, yt != nil}
+	}
+	if xt != nil {
+		x = xt
+		n := len(xDims)
+		xDims[n-2], xDims[n-1] = xDims[n-1], xDims[n-2]
+	}
+	if yt != nil {
+		y = yt
+		n := len(yDims)
+		yDims[n-2], yDims[n-1] = yDims[n-1], yDims[n-2]
+	}
 	out := plan.NewArray(shape, dt, chunks, spec)
-	plan.NewOp("matmul", "blockwise", []plan.Input{{Array: x, Dims: xDims}, {Array: y, Dims: yDims}}, out,
-		plan.Kernel{Core: "matmul", Exprs: []*plan.Expr{
-			castExpr(plan.InputExpr(0, x.DType), dt), castExpr(plan.InputExpr(1, y.DType), dt)}})
+	op := plan.NewOp("matmul", "blockwise", []plan.Input{{Array: x, Dims: xDims}, {Array: y, Dims: yDims}}, out, kernel)
+	if floatOrComplex(dt) {
+		// The BLAS packs panels of both operands; never more than twice
+		// their size (tiny blocks), at most MatmulWorkspace.
+		op.ExtraMem = min(kernels.MatmulWorkspace, 2*(op.MaxInputRegionBytes(0)+op.MaxInputRegionBytes(1)))
+	}
 	return out, nil
+}
+
+func floatOrComplex(dt DType) bool { return IsFloat(dt) || IsComplex(dt) }
+
+// transposeSource returns the array a is a transpose of when a is
+// permute_dims of it swapping only the last two dimensions (a.T, a.mT,
+// swapaxes(a, -1, -2)) and nothing else, else nil.
+func transposeSource(a *plan.Array) *plan.Array {
+	op := a.Op
+	n := a.NDim()
+	if op == nil || n < 2 || op.Func != "permute_dims" || op.Kind != "blockwise" || len(op.Inputs) != 1 ||
+		op.Kernel.Core != "map" || len(op.Kernel.Exprs) != 1 || op.Kernel.Exprs[0].Op != "input" || op.TaskBlocks != nil {
+		return nil
+	}
+	src := op.Inputs[0]
+	if src.Array.NDim() != n || src.Array.DType != a.DType || len(src.Dims) != n {
+		return nil
+	}
+	for d, m := range src.Dims {
+		want := d
+		switch d {
+		case n - 2:
+			want = n - 1
+		case n - 1:
+			want = n - 2
+		}
+		if m.Kind != plan.Affine || m.Step != 1 || m.Start != 0 || m.OutDim != want {
+			return nil
+		}
+	}
+	return src.Array
 }
 
 func batchShape(a *plan.Array) []int {

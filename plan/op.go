@@ -163,6 +163,10 @@ type Kernel struct {
 	Correction          float64
 	Fill                Scalar
 	Descending          bool
+	// Transposed, for "matmul", marks the operands whose input regions hold
+	// their last two dimensions swapped (x.T read straight from x, without
+	// storing the transpose).
+	Transposed []bool
 	// Indices are a take's source positions along Axes[0], one per output
 	// element along that axis.
 	Indices []int64

@@ -78,6 +78,7 @@ type kernelJSON struct {
 	Correction float64     `json:"correction,omitempty"`
 	Fill       scalarJSON  `json:"fill"`
 	Descending bool        `json:"descending,omitempty"`
+	Transposed []bool      `json:"transposed,omitempty"`
 	Indices    []int64     `json:"indices,omitempty"`
 	// The "python" core's function (base64 in JSON) and its key and
 	// description.
@@ -206,7 +207,7 @@ func toGraph(outputs []*Array) (*graphJSON, error) {
 				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks,
 					Kernel: kernelJSON{Core: op.Kernel.Core, Reduce: op.Kernel.Reduce, Axes: op.Kernel.Axes, FrameNDim: op.Kernel.FrameNDim,
 						RecordIn: op.Kernel.RecordIn, RecordOut: op.Kernel.RecordOut, Correction: op.Kernel.Correction,
-						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Indices: op.Kernel.Indices,
+						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Transposed: op.Kernel.Transposed, Indices: op.Kernel.Indices,
 						PyFunc: op.Kernel.PyFunc, PyKey: op.Kernel.PyKey, PyMeta: op.Kernel.PyMeta}}
 				for _, e := range op.Kernel.Exprs {
 					oj.Kernel.Exprs = append(oj.Kernel.Exprs, toExprJSON(e))
@@ -269,7 +270,7 @@ func Unmarshal(b []byte) ([]*Array, error) {
 				oj := g.Ops[aj.Op]
 				k := Kernel{Core: oj.Kernel.Core, Reduce: oj.Kernel.Reduce, Axes: oj.Kernel.Axes, FrameNDim: oj.Kernel.FrameNDim,
 					RecordIn: oj.Kernel.RecordIn, RecordOut: oj.Kernel.RecordOut, Correction: oj.Kernel.Correction,
-					Fill: oj.Kernel.Fill.scalar(), Descending: oj.Kernel.Descending, Indices: oj.Kernel.Indices,
+					Fill: oj.Kernel.Fill.scalar(), Descending: oj.Kernel.Descending, Transposed: oj.Kernel.Transposed, Indices: oj.Kernel.Indices,
 					PyFunc: oj.Kernel.PyFunc, PyKey: oj.Kernel.PyKey, PyMeta: oj.Kernel.PyMeta}
 				if k.PyKey != "" && k.PyKey != PyKeyOf(k.PyFunc) {
 					return nil, Errorf(ErrValue, "invalid array graph: the Python function of op %s does not match its key", oj.Name)

@@ -27,7 +27,7 @@ import-linter): ``binding`` (the one seam with libcubego), ``runtime``
 from cubego import diagnostics, fft, lib, linalg, random  # noqa: F401 - fft, linalg: also `import cubego.fft`
 from cubego.array_api import *  # noqa: F403 - the standard namespace
 from cubego.array_api import __all__ as _array_api_all
-from cubego.binding.libcubego import set_max_procs, set_memory_limit
+from cubego.binding.libcubego import blas_info, set_max_procs, set_memory_limit
 from cubego.core.array import Array
 from cubego.core.compute import compute, raise_if_computes
 from cubego.core.compute import last_stats as _last_stats  # noqa: F401 - documented private helper
@@ -113,6 +113,7 @@ __all__ = [
     "store",
     "to_zarr",
     # execution and runtime
+    "blas_info",
     "compute",
     "config",
     "diagnostics",

@@ -32,5 +32,6 @@ func init() {
 	blas32.Use(impl)
 	cblas128.Use(impl)
 	cblas64.Use(impl)
-	useSystemBLAS = true
+	useSystemBLAS.Store(true)
+	blasInUse = BLASInfo{Name: "OpenBLAS (linked)"}
 }

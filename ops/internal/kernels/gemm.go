@@ -37,16 +37,15 @@ var (
 	gemmKernels32 gemmKernels[float32]
 	gemmPack64    = sync.Pool{New: func() any { return new(gemmBuffers[float64]) }}
 	gemmPack32    = sync.Pool{New: func() any { return new(gemmBuffers[float32]) }}
-	// useSystemBLAS (the openblas build tag) sends every product to gonum's
-	// BLAS interface, which then calls OpenBLAS.
-	useSystemBLAS = false
 )
 
 type gemmBuffers[T float32 | float64] struct{ a, b []T }
 
 // gemm computes c = a·b (first) or c += a·b and reports whether it could:
-// false when no micro-kernel exists for T on this CPU and build.
-func gemm[T float32 | float64](ks gemmKernels[T], pool *sync.Pool, m, k, n int, a, b, c []T, first bool) bool {
+// false when no micro-kernel exists for T on this CPU and build. With
+// transA, a holds the k×m transpose of the left operand; with transB, b the
+// n×k transpose of the right one.
+func gemm[T float32 | float64](ks gemmKernels[T], pool *sync.Pool, m, k, n int, a, b, c []T, transA, transB, first bool) bool {
 	if ks.kernel == nil {
 		return false
 	}
@@ -71,10 +70,18 @@ func gemm[T float32 | float64](ks gemmKernels[T], pool *sync.Pool, m, k, n int, 
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			packB(bp, b, n, pc, kb, jc, nb, nr)
+			if transB {
+				packBT(bp, b, k, pc, kb, jc, nb, nr)
+			} else {
+				packB(bp, b, n, pc, kb, jc, nb, nr)
+			}
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				packA(ap, a, k, ic, mb, pc, kb, mr)
+				if transA {
+					packAT(ap, a, m, ic, mb, pc, kb, mr)
+				} else {
+					packA(ap, a, k, ic, mb, pc, kb, mr)
+				}
 				for jp := 0; jp < nb; jp += nr {
 					w := min(nr, nb-jp)
 					for ip := 0; ip < mb; ip += mr {
@@ -135,6 +142,41 @@ func packA[T float32 | float64](dst, a []T, lda, ic, mb, pc, kb, mr int) {
 			for p, v := range src {
 				panel[p*mr+i] = v
 			}
+		}
+	}
+}
+
+// packBT is packB for b stored transposed: bt[j, p] (rows ldb apart) is
+// b[p, j].
+func packBT[T float32 | float64](dst, bt []T, ldb, pc, kb, jc, nb, nr int) {
+	for jp := 0; jp < nb; jp += nr {
+		w := min(nr, nb-jp)
+		panel := dst[jp*kb : jp*kb+kb*nr]
+		for j := range nr {
+			if j >= w {
+				for p := range kb {
+					panel[p*nr+j] = 0
+				}
+				continue
+			}
+			src := bt[(jc+jp+j)*ldb+pc : (jc+jp+j)*ldb+pc+kb]
+			for p, v := range src {
+				panel[p*nr+j] = v
+			}
+		}
+	}
+}
+
+// packAT is packA for a stored transposed: at[p, i] (rows lda apart) is
+// a[i, p]; each step's mr values are contiguous in at.
+func packAT[T float32 | float64](dst, at []T, lda, ic, mb, pc, kb, mr int) {
+	for ip := 0; ip < mb; ip += mr {
+		h := min(mr, mb-ip)
+		panel := dst[ip*kb : ip*kb+kb*mr]
+		for p := range kb {
+			row := panel[p*mr : p*mr+mr]
+			copy(row, at[(pc+p)*lda+ic+ip:(pc+p)*lda+ic+ip+h])
+			clear(row[h:])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"fmt"
 
 	"gonum.org/v1/gonum/blas"
@@ -19,6 +20,14 @@ import (
 // kernels, else gonum's Gemm; integers wrap; bool is an OR of ANDs. 1-D
 // operands are the caller's to reshape.
 func Matmul(acc, a, b Operand, first bool) error {
+	return MatmulTrans(acc, a, b, false, false, first)
+}
+
+// MatmulTrans is Matmul with transposed operands: with transA, a holds
+// (..., k, m) and the product uses its matrices transposed (not
+// conjugated); likewise b (..., n, k) with transB. Only float and complex
+// types take transposed operands.
+func MatmulTrans(acc, a, b Operand, transA, transB, first bool) error {
 	clearUpper()
 	dt := acc.DType
 	if a.DType != dt || b.DType != dt {
@@ -29,7 +38,17 @@ func Matmul(acc, a, b Operand, first bool) error {
 		return fmt.Errorf("kernels: matmul shapes %v @ %v -> %v: need equal ranks >= 2", a.Shape, b.Shape, acc.Shape)
 	}
 	m, k, n := a.Shape[nd-2], a.Shape[nd-1], b.Shape[nd-1]
-	if b.Shape[nd-2] != k || acc.Shape[nd-2] != m || acc.Shape[nd-1] != n ||
+	if transA {
+		m, k = k, m
+	}
+	bk := b.Shape[nd-2]
+	if transB {
+		n, bk = bk, n
+	}
+	if (transA || transB) && dt != zarr.Float32 && dt != zarr.Float64 && dt != zarr.Complex64 && dt != zarr.Complex128 {
+		return fmt.Errorf("kernels: matmul of transposed %s operands is not supported", dt)
+	}
+	if bk != k || acc.Shape[nd-2] != m || acc.Shape[nd-1] != n ||
 		!sameShape(a.Shape[:nd-2], acc.Shape[:nd-2]) || !sameShape(b.Shape[:nd-2], acc.Shape[:nd-2]) {
 		return fmt.Errorf("kernels: matmul shapes %v @ %v -> %v do not match", a.Shape, b.Shape, acc.Shape)
 	}
@@ -55,40 +74,57 @@ func Matmul(acc, a, b Operand, first bool) error {
 		}
 		return nil
 	}
+	// The operands as stored, and how gemm reads them.
+	ta, tb := blas.NoTrans, blas.NoTrans
+	ar, ac, br, bc := m, k, k, n
+	if transA {
+		ta, ar, ac = blas.Trans, k, m
+	}
+	if transB {
+		tb, br, bc = blas.Trans, n, k
+	}
 	var mm func(c, a, b []byte)
 	switch dt {
 	case zarr.Float32:
 		mm = func(c, a, b []byte) {
-			if !useSystemBLAS && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), first) {
+			if symmetric(transA, transB, m, n, a, b) && (first || isSymmetric(as[float32](c), n)) {
+				syrk(blas32.Implementation().Ssyrk, m, k, as[float32](a), as[float32](c), first)
 				return
 			}
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas32.General{Rows: m, Cols: k, Stride: k, Data: as[float32](a)},
-				blas32.General{Rows: k, Cols: n, Stride: n, Data: as[float32](b)},
+			if !useSystemBLAS.Load() && gemm(gemmKernels32, &gemmPack32, m, k, n, as[float32](a), as[float32](b), as[float32](c), transA, transB, first) {
+				return
+			}
+			blas32.Gemm(ta, tb, 1,
+				blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: as[float32](a)},
+				blas32.General{Rows: br, Cols: bc, Stride: bc, Data: as[float32](b)},
 				beta[float32](first), blas32.General{Rows: m, Cols: n, Stride: n, Data: as[float32](c)})
 		}
 	case zarr.Float64:
 		mm = func(c, a, b []byte) {
-			if !useSystemBLAS && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), first) {
+			if symmetric(transA, transB, m, n, a, b) && (first || isSymmetric(as[float64](c), n)) {
+				syrk(blas64.Implementation().Dsyrk, m, k, as[float64](a), as[float64](c), first)
 				return
 			}
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas64.General{Rows: m, Cols: k, Stride: k, Data: as[float64](a)},
-				blas64.General{Rows: k, Cols: n, Stride: n, Data: as[float64](b)},
+			if !useSystemBLAS.Load() && gemm(gemmKernels64, &gemmPack64, m, k, n, as[float64](a), as[float64](b), as[float64](c), transA, transB, first) {
+				return
+			}
+			blas64.Gemm(ta, tb, 1,
+				blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: as[float64](a)},
+				blas64.General{Rows: br, Cols: bc, Stride: bc, Data: as[float64](b)},
 				beta[float64](first), blas64.General{Rows: m, Cols: n, Stride: n, Data: as[float64](c)})
 		}
 	case zarr.Complex64:
 		mm = func(c, a, b []byte) {
-			cblas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				cblas64.General{Rows: m, Cols: k, Stride: k, Data: as[complex64](a)},
-				cblas64.General{Rows: k, Cols: n, Stride: n, Data: as[complex64](b)},
+			cblas64.Gemm(ta, tb, 1,
+				cblas64.General{Rows: ar, Cols: ac, Stride: ac, Data: as[complex64](a)},
+				cblas64.General{Rows: br, Cols: bc, Stride: bc, Data: as[complex64](b)},
 				beta[complex64](first), cblas64.General{Rows: m, Cols: n, Stride: n, Data: as[complex64](c)})
 		}
 	case zarr.Complex128:
 		mm = func(c, a, b []byte) {
-			cblas128.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				cblas128.General{Rows: m, Cols: k, Stride: k, Data: as[complex128](a)},
-				cblas128.General{Rows: k, Cols: n, Stride: n, Data: as[complex128](b)},
+			cblas128.Gemm(ta, tb, 1,
+				cblas128.General{Rows: ar, Cols: ac, Stride: ac, Data: as[complex128](a)},
+				cblas128.General{Rows: br, Cols: bc, Stride: bc, Data: as[complex128](b)},
 				beta[complex128](first), cblas128.General{Rows: m, Cols: n, Stride: n, Data: as[complex128](c)})
 		}
 	case zarr.Int8:
@@ -118,6 +154,42 @@ func Matmul(acc, a, b Operand, first bool) error {
 		mm(c[i*cLen:(i+1)*cLen], ad[i*aLen:(i+1)*aLen], bd[i*bLen:(i+1)*bLen])
 	}
 	return nil
+}
+
+// symmetric reports whether a·bᵀ is a·aᵀ (b transposed and holding the
+// same values as a, as on the diagonal blocks of x @ x.T), which syrk
+// computes with half the multiplications. Only with a library BLAS: gonum's
+// pure-Go Dsyrk is slower than gemm.go. Comparing the operands costs one
+// pass over them, against k passes for the product; blocks that differ
+// usually do so in their first bytes.
+func symmetric(transA, transB bool, m, n int, a, b []byte) bool {
+	return useSystemBLAS.Load() && !transA && transB && m == n && m > 1 && bytes.Equal(a, b)
+}
+
+// isSymmetric reports whether the n×n matrix c equals its transpose, as
+// an accumulator of symmetric products does: syrk may then add to it.
+func isSymmetric[T float32 | float64](c []T, n int) bool {
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if c[i*n+j] != c[j*n+i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// syrk sets (first) or adds to c (n×n) a·aᵀ for a (n×k): the upper
+// triangle from the BLAS, then mirrored to the lower one, so c must be
+// symmetric when it is added to.
+func syrk[T float32 | float64](f func(blas.Uplo, blas.Transpose, int, int, T, []T, int, T, []T, int), n, k int, a, c []T, first bool) {
+	f(blas.Upper, blas.NoTrans, n, k, 1, a, k, beta[T](first), c, n)
+	for i := 1; i < n; i++ {
+		row := c[i*n : i*n+i]
+		for j := range row {
+			row[j] = c[j*n+i]
+		}
+	}
 }
 
 // beta is Gemm's beta: 0 overwrites acc (without reading it), 1 adds to it.

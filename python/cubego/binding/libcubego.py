@@ -140,6 +140,7 @@ _SIGNATURES: dict[str, tuple[list, Any]] = {
     "cg_set_memory_limit": ([_i64, ctypes.POINTER(_i64)], _i32),
     "cg_set_gc_percent": ([_i32, ctypes.POINTER(_i32)], _i32),
     "cg_free_os_memory": ([], _i32),
+    "cg_blas": ([ctypes.c_char_p, _c_char_pp, _c_char_pp], _i32),
     "cg_shutdown": ([], _i32),
     "cg_debug_panic": ([_c_char_pp], _i32),
     # Cancelling calls that can block on storage (docs/capi.md "Cancelling blocking calls")
@@ -179,7 +180,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # The ABI this module is written for (docs/capi.md, "ABI version"): a library
 # is accepted when its major equals ABI_MAJOR and its minor is at least ABI_MINOR.
-ABI_MAJOR, ABI_MINOR = 1, 3
+ABI_MAJOR, ABI_MINOR = 1, 4
 
 
 def _check_abi(lib: ctypes.CDLL, path: Path) -> None:
@@ -282,6 +283,7 @@ def library() -> ctypes.CDLL:
         if not override:
             _warn_if_stale(path)
         lib.cg_set_python_callback(pyfunc.pointer())
+        _use_scipy_openblas(lib)
         # Go copied the C environment, which os.environ writes through to, as it loaded.
         _synced_environ = dict(os.environ)
         _pid = os.getpid()
@@ -292,6 +294,68 @@ def library() -> ctypes.CDLL:
         atexit.register(set_python_callback, None)
         atexit.register(shutdown)
         return lib
+
+
+#: Set by the Go library when it loads: a path to a shared OpenBLAS, or "go".
+BLAS_ENV_VAR = "CUBEGO_BLAS"
+#: Why scipy-openblas64 was not used, when the reason is on this side.
+_blas_note = ""
+
+
+def _use_scipy_openblas(lib: ctypes.CDLL) -> None:
+    """Send matrix products to the OpenBLAS of the scipy-openblas64 wheel.
+
+    Its own copy, not numpy's bundled one (numpy.libs): the library sets the
+    copy it opens to one thread, which must not change numpy's behaviour.
+    ``$CUBEGO_BLAS`` (a path, or ``go`` for the built-in kernels) overrides
+    this; the Go library reads it as it loads. Any failure leaves the
+    built-in kernels in use, and :func:`blas_info` says why.
+    """
+    global _blas_note
+    if os.environ.get(BLAS_ENV_VAR, "").strip():
+        return
+    try:
+        import scipy_openblas64
+
+        path = os.path.join(
+            scipy_openblas64.get_lib_dir(), scipy_openblas64.get_library(fullname=True)
+        )
+    except Exception as e:  # noqa: BLE001 - not installed, or a wheel without its library
+        _blas_note = f"scipy-openblas64 is not usable: {type(e).__name__}: {e}"
+        return
+    info, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_blas(path.encode(), ctypes.byref(info), ctypes.byref(err))
+    if status != 0:
+        _blas_note = f"cg_blas failed: {_take_string_from(lib, err)}"
+        return
+    _take_string_from(lib, info)
+
+
+def _take_string_from(lib: ctypes.CDLL, ptr: ctypes.c_void_p) -> str:
+    if not ptr.value:
+        return ""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", errors="replace")
+    finally:
+        lib.cg_free(ptr)
+
+
+def blas_info() -> dict[str, str]:
+    """Which BLAS the matrix products and linear algebra use.
+
+    ``name`` is ``"go"`` (the built-in kernels) or ``"OpenBLAS (...)"``;
+    ``path`` the shared library opened; ``error`` why the last attempt to
+    use OpenBLAS failed ("" if none did).
+    """
+    lib = library()
+    info, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.cg_blas(None, ctypes.byref(info), ctypes.byref(err))
+    if status != 0:
+        _raise(status, err, "cg_blas")
+    result = json.loads(_take_string(info))
+    if result["name"] == "go" and not result["error"] and _blas_note:
+        result["error"] = _blas_note
+    return result
 
 
 def loaded_path() -> str | None:
