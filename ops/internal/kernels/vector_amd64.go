@@ -328,10 +328,53 @@ func compareFloat64(c int, d []uint8, xs, ys []float64) {
 	compareScalar(c, d[i:], xs[i:], ys[i:])
 }
 
-// compareFloat32 is compareFloat64 for float32, 32 elements an iteration.
+// Packing 32 lane masks (four Mask32x8, each lane all ones or zero) into 32
+// Bool bytes in vector registers: VPACKSSDW narrows pairs of masks to 16
+// bits (within each 128-bit half), VPSHUFB takes the low byte of each 16-bit
+// lane into the low (first pair) or high (second pair) 8 bytes of each
+// half, VPERMD puts the 4-byte groups back in element order, and an AND
+// with 1 turns all ones into true. One 32-byte store instead of four table
+// loads and four 8-byte stores.
+var (
+	packLowBytes, packHighBytes = func() (lo, hi [32]int8) {
+		for g := range 2 {
+			for i := range 8 {
+				lo[16*g+i], lo[16*g+8+i] = int8(2*i), -1
+				hi[16*g+i], hi[16*g+8+i] = -1, int8(2*i)
+			}
+		}
+		return lo, hi
+	}()
+	packDwordOrder = [8]uint32{0, 4, 1, 5, 2, 6, 3, 7}
+	packOnes       = [32]int8{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+)
+
+// maskPacker holds packMasks' constants in registers across a loop.
+type maskPacker struct {
+	lo, hi, ones archsimd.Int8x32
+	order        archsimd.Uint32x8
+}
+
+func newMaskPacker() maskPacker {
+	return maskPacker{
+		archsimd.LoadInt8x32(&packLowBytes), archsimd.LoadInt8x32(&packHighBytes),
+		archsimd.LoadInt8x32(&packOnes), archsimd.LoadUint32x8(&packDwordOrder),
+	}
+}
+
+// store writes the 32 lanes of m0..m3, in order, as Bool bytes to o.
+func (k *maskPacker) store(o *[32]uint8, m0, m1, m2, m3 archsimd.Mask32x8) {
+	p01 := m0.ToInt32x8().SaturateToInt16ConcatGrouped(m1.ToInt32x8()).AsInt8x32().PermuteOrZeroGrouped(k.lo)
+	p23 := m2.ToInt32x8().SaturateToInt16ConcatGrouped(m3.ToInt32x8()).AsInt8x32().PermuteOrZeroGrouped(k.hi)
+	p01.Or(p23).AsInt32x8().Permute(k.order).AsInt8x32().And(k.ones).Store((*[32]int8)(unsafe.Pointer(o)))
+}
+
+// compareFloat32 is compareFloat64 for float32, 32 elements an iteration,
+// the masks packed to bytes by maskPacker.
 func compareFloat32(c int, d []uint8, xs, ys []float32) {
 	n := len(d)
 	xs, ys = xs[:n], ys[:n]
+	k := newMaskPacker()
 	i := 0
 	for ; i <= n-32; i += 32 {
 		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
@@ -339,32 +382,33 @@ func compareFloat32(c int, d []uint8, xs, ys []float32) {
 		x1, y1 := archsimd.LoadFloat32x8Slice(x[8:16]), archsimd.LoadFloat32x8Slice(y[8:16])
 		x2, y2 := archsimd.LoadFloat32x8Slice(x[16:24]), archsimd.LoadFloat32x8Slice(y[16:24])
 		x3, y3 := archsimd.LoadFloat32x8Slice(x[24:32]), archsimd.LoadFloat32x8Slice(y[24:32])
-		var b0, b1, b2, b3 uint8
+		var m0, m1, m2, m3 archsimd.Mask32x8
 		switch c {
 		case cmpLess:
-			b0, b1, b2, b3 = x0.Less(y0).ToBits(), x1.Less(y1).ToBits(), x2.Less(y2).ToBits(), x3.Less(y3).ToBits()
+			m0, m1, m2, m3 = x0.Less(y0), x1.Less(y1), x2.Less(y2), x3.Less(y3)
 		case cmpLessEqual:
-			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
+			m0, m1, m2, m3 = x0.LessEqual(y0), x1.LessEqual(y1), x2.LessEqual(y2), x3.LessEqual(y3)
 		case cmpGreater:
-			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
+			m0, m1, m2, m3 = x0.Greater(y0), x1.Greater(y1), x2.Greater(y2), x3.Greater(y3)
 		case cmpGreaterEqual:
-			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
+			m0, m1, m2, m3 = x0.GreaterEqual(y0), x1.GreaterEqual(y1), x2.GreaterEqual(y2), x3.GreaterEqual(y3)
 		case cmpEqual:
-			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
+			m0, m1, m2, m3 = x0.Equal(y0), x1.Equal(y1), x2.Equal(y2), x3.Equal(y3)
 		default:
-			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
+			m0, m1, m2, m3 = x0.NotEqual(y0), x1.NotEqual(y1), x2.NotEqual(y2), x3.NotEqual(y3)
 		}
-		o := (*[4]uint64)(unsafe.Pointer(&d[i : i+32 : i+32][0]))
-		o[0], o[1], o[2], o[3] = bitBytes[b0], bitBytes[b1], bitBytes[b2], bitBytes[b3]
+		k.store((*[32]uint8)(d[i:i+32:i+32]), m0, m1, m2, m3)
 	}
 	clearUpper() // the scalar tail is legacy SSE
 	compareScalar(c, d[i:], xs[i:], ys[i:])
 }
 
-// compareInt32 is d[i] = b2u(xs[i] op ys[i]) for the comparison c.
+// compareInt32 is d[i] = b2u(xs[i] op ys[i]) for the comparison c, as
+// compareFloat32.
 func compareInt32(c int, d []uint8, xs, ys []int32) {
 	n := len(d)
 	xs, ys = xs[:n], ys[:n]
+	k := newMaskPacker()
 	i := 0
 	for ; i <= n-32; i += 32 {
 		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
@@ -372,23 +416,22 @@ func compareInt32(c int, d []uint8, xs, ys []int32) {
 		x1, y1 := archsimd.LoadInt32x8Slice(x[8:16]), archsimd.LoadInt32x8Slice(y[8:16])
 		x2, y2 := archsimd.LoadInt32x8Slice(x[16:24]), archsimd.LoadInt32x8Slice(y[16:24])
 		x3, y3 := archsimd.LoadInt32x8Slice(x[24:32]), archsimd.LoadInt32x8Slice(y[24:32])
-		var b0, b1, b2, b3 uint8
+		var m0, m1, m2, m3 archsimd.Mask32x8
 		switch c {
 		case cmpLess:
-			b0, b1, b2, b3 = y0.Greater(x0).ToBits(), y1.Greater(x1).ToBits(), y2.Greater(x2).ToBits(), y3.Greater(x3).ToBits()
+			m0, m1, m2, m3 = y0.Greater(x0), y1.Greater(x1), y2.Greater(x2), y3.Greater(x3)
 		case cmpLessEqual:
-			b0, b1, b2, b3 = x0.LessEqual(y0).ToBits(), x1.LessEqual(y1).ToBits(), x2.LessEqual(y2).ToBits(), x3.LessEqual(y3).ToBits()
+			m0, m1, m2, m3 = x0.LessEqual(y0), x1.LessEqual(y1), x2.LessEqual(y2), x3.LessEqual(y3)
 		case cmpGreater:
-			b0, b1, b2, b3 = x0.Greater(y0).ToBits(), x1.Greater(y1).ToBits(), x2.Greater(y2).ToBits(), x3.Greater(y3).ToBits()
+			m0, m1, m2, m3 = x0.Greater(y0), x1.Greater(y1), x2.Greater(y2), x3.Greater(y3)
 		case cmpGreaterEqual:
-			b0, b1, b2, b3 = x0.GreaterEqual(y0).ToBits(), x1.GreaterEqual(y1).ToBits(), x2.GreaterEqual(y2).ToBits(), x3.GreaterEqual(y3).ToBits()
+			m0, m1, m2, m3 = x0.GreaterEqual(y0), x1.GreaterEqual(y1), x2.GreaterEqual(y2), x3.GreaterEqual(y3)
 		case cmpEqual:
-			b0, b1, b2, b3 = x0.Equal(y0).ToBits(), x1.Equal(y1).ToBits(), x2.Equal(y2).ToBits(), x3.Equal(y3).ToBits()
+			m0, m1, m2, m3 = x0.Equal(y0), x1.Equal(y1), x2.Equal(y2), x3.Equal(y3)
 		default:
-			b0, b1, b2, b3 = x0.NotEqual(y0).ToBits(), x1.NotEqual(y1).ToBits(), x2.NotEqual(y2).ToBits(), x3.NotEqual(y3).ToBits()
+			m0, m1, m2, m3 = x0.NotEqual(y0), x1.NotEqual(y1), x2.NotEqual(y2), x3.NotEqual(y3)
 		}
-		o := (*[4]uint64)(unsafe.Pointer(&d[i : i+32 : i+32][0]))
-		o[0], o[1], o[2], o[3] = bitBytes[b0], bitBytes[b1], bitBytes[b2], bitBytes[b3]
+		k.store((*[32]uint8)(d[i:i+32:i+32]), m0, m1, m2, m3)
 	}
 	clearUpper() // the scalar tail is legacy SSE
 	compareScalar(c, d[i:], xs[i:], ys[i:])
