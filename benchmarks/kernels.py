@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 N = 1 << 20  # the Go benchmarks' chunk size
+SIDE = 1 << 10  # the reductions' chunks are SIDE x SIDE
 
 # Go benchmark name -> a numpy function of fresh operands doing the same work.
 CASES = {
@@ -31,6 +32,12 @@ CASES = {
     "Binary/less/float64/contiguous": lambda a, b, o: np.less(a, b, out=o),
     "Binary/less/float32/contiguous": lambda a, b, o: np.less(a, b, out=o),
     "Binary/less/int32/contiguous": lambda a, b, o: np.less(a, b, out=o),
+    "Binary/maximum/float64/contiguous": lambda a, b, o: np.maximum(a, b, out=o),
+    "Binary/maximum/float32/contiguous": lambda a, b, o: np.maximum(a, b, out=o),
+    "Binary/maximum/int32/contiguous": lambda a, b, o: np.maximum(a, b, out=o),
+    "Binary/minimum/float64/contiguous": lambda a, b, o: np.minimum(a, b, out=o),
+    "Binary/minimum/float32/contiguous": lambda a, b, o: np.minimum(a, b, out=o),
+    "Binary/minimum/int32/contiguous": lambda a, b, o: np.minimum(a, b, out=o),
     "Binary/floor_divide/int64/contiguous": lambda a, b, o: np.floor_divide(a, b, out=o),
     "Unary/sqrt/float64": lambda a, b, o: np.sqrt(a, out=o),
     "Unary/sqrt/float32": lambda a, b, o: np.sqrt(a, out=o),
@@ -42,7 +49,17 @@ CASES = {
     "Reduce/max/float64/all": lambda a, b, o: a.max(),
     "Reduce/min/float64/all": lambda a, b, o: a.min(),
     "Reduce/max/float32/all": lambda a, b, o: a.max(),
+    "Reduce/min/float32/all": lambda a, b, o: a.min(),
     "Reduce/max/int32/all": lambda a, b, o: a.max(),
+    "Reduce/min/int32/all": lambda a, b, o: a.min(),
+    # Over the first axis of a 1024 x 1024 chunk, into a preallocated row.
+    "Reduce/max/float64/axis0": lambda a, b, o: np.max(a.reshape(SIDE, SIDE), axis=0, out=o[:SIDE]),
+    "Reduce/min/float64/axis0": lambda a, b, o: np.min(a.reshape(SIDE, SIDE), axis=0, out=o[:SIDE]),
+    "Reduce/max/float32/axis0": lambda a, b, o: np.max(a.reshape(SIDE, SIDE), axis=0, out=o[:SIDE]),
+    "Reduce/min/float32/axis0": lambda a, b, o: np.min(a.reshape(SIDE, SIDE), axis=0, out=o[:SIDE]),
+    "Reduce/max/int32/axis0": lambda a, b, o: np.max(a.reshape(SIDE, SIDE), axis=0, out=o[:SIDE]),
+    "Reduce/min/int32/axis0": lambda a, b, o: np.min(a.reshape(SIDE, SIDE), axis=0, out=o[:SIDE]),
+    "Reduce/max/float64/axis1": lambda a, b, o: np.max(a.reshape(SIDE, SIDE), axis=1, out=o[:SIDE]),
 }
 
 DTYPE = {"float64": np.float64, "float32": np.float32, "int32": np.int32, "int64": np.int64}

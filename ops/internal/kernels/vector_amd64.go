@@ -20,12 +20,22 @@ func init() {
 	}
 	for _, op := range []string{"min", "max"} {
 		isMax := op == "max"
-		vectorRows[opDType{op, zarr.Float64}] = vectorRowsOf(func(x []float64, m float64) float64 { return extremeFloat64(x, m, isMax) })
-		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) })
-		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) })
+		vectorRows[opDType{op, zarr.Float64}] = vectorRowsOf(
+			func(x []float64, m float64) float64 { return extremeFloat64(x, m, isMax) },
+			func(d, x []float64) { extremeAccumFloat64(d, x, isMax) })
+		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(
+			func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) },
+			func(d, x []float32) { extremeAccumFloat32(d, x, isMax) })
+		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(
+			func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) },
+			func(d, x []int32) { extremeAccumInt32(d, x, isMax) })
+		elementwise := map[string]string{"max": "maximum", "min": "minimum"}[op]
+		vectorBinary[opDType{elementwise, zarr.Float64}] = binary(func(d, x, y []float64) { maximumFloat64(isMax, d, x, y) })
+		vectorBinary[opDType{elementwise, zarr.Float32}] = binary(func(d, x, y []float32) { maximumFloat32(isMax, d, x, y) })
+		vectorBinary[opDType{elementwise, zarr.Int32}] = binary(func(d, x, y []int32) { maximumInt32(isMax, d, x, y) })
 	}
-	vectorRows[opDType{"sum", zarr.Float64}] = vectorRowsOf(func(x []float64, m float64) float64 { return m + pairwiseSumFloat64(x) })
-	vectorRows[opDType{"sum", zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return m + pairwiseSumFloat32(x) })
+	vectorRows[opDType{"sum", zarr.Float64}] = vectorRowsOf(func(x []float64, m float64) float64 { return m + pairwiseSumFloat64(x) }, nil)
+	vectorRows[opDType{"sum", zarr.Float32}] = vectorRowsOf(func(x []float32, m float32) float32 { return m + pairwiseSumFloat32(x) }, nil)
 	for op, c := range map[string]int{
 		"less": cmpLess, "less_equal": cmpLessEqual, "greater": cmpGreater,
 		"greater_equal": cmpGreaterEqual, "equal": cmpEqual, "not_equal": cmpNotEqual,
