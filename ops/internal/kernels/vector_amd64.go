@@ -65,11 +65,9 @@ func init() {
 
 // extremeFloat64 is maxRow (isMax) or minRow over a contiguous run,
 // meaning: for _, v := range x { m = max(m, v) }, NaN propagating. Four
-// vector chains of VMAXPD (or VMINPD) run beside a sum of the elements,
-// which is NaN if one is (or if it adds infinities of both signs); as VMAXPD
-// neither propagates NaN nor orders -0 below +0, a run whose sum is NaN or
-// whose extreme is a zero is done again by the scalar loop. The sum costs
-// one VADDPD a vector where a NaN flag costs a compare and an OR.
+// vector chains of VMAXPD (or VMINPD) run beside a NaN flag; as VMAXPD
+// neither propagates NaN nor orders -0 below +0, a run with a NaN or whose
+// extreme is a zero is done again by the scalar loop.
 func extremeFloat64(x []float64, m float64, isMax bool) float64 {
 	if len(x) < 32 {
 		return scalarExtreme(x, m, isMax)
@@ -79,7 +77,7 @@ func extremeFloat64(x []float64, m float64, isMax bool) float64 {
 	a1 := archsimd.LoadFloat64x4Slice(r[4:8])
 	a2 := archsimd.LoadFloat64x4Slice(r[8:12])
 	a3 := archsimd.LoadFloat64x4Slice(r[12:16])
-	nan := a0.Add(a1).Add(a2.Add(a3))
+	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
 	r = r[16:]
 	if isMax {
 		for len(r) >= 16 {
@@ -88,7 +86,7 @@ func extremeFloat64(x []float64, m float64, isMax bool) float64 {
 			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
 			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
 			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-			nan = nan.Add(v0.Add(v1).Add(v2.Add(v3)))
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
 			r = r[16:]
 		}
 		a0 = a0.Max(a1).Max(a2.Max(a3))
@@ -99,7 +97,7 @@ func extremeFloat64(x []float64, m float64, isMax bool) float64 {
 			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
 			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
 			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-			nan = nan.Add(v0.Add(v1).Add(v2.Add(v3)))
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
 			r = r[16:]
 		}
 		a0 = a0.Min(a1).Min(a2.Min(a3))
@@ -108,7 +106,7 @@ func extremeFloat64(x []float64, m float64, isMax bool) float64 {
 	a0.Store(&l)
 	clearUpper() // the scalar code below is legacy SSE
 	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
-	if nan.IsNaN().ToBits() != 0 || v == 0 {
+	if nan.ToBits() != 0 || v == 0 {
 		return scalarExtreme(x, m, isMax)
 	}
 	if isMax {
@@ -127,7 +125,7 @@ func extremeFloat32(x []float32, m float32, isMax bool) float32 {
 	a1 := archsimd.LoadFloat32x8Slice(r[8:16])
 	a2 := archsimd.LoadFloat32x8Slice(r[16:24])
 	a3 := archsimd.LoadFloat32x8Slice(r[24:32])
-	nan := a0.Add(a1).Add(a2.Add(a3))
+	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
 	r = r[32:]
 	if isMax {
 		for len(r) >= 32 {
@@ -136,7 +134,7 @@ func extremeFloat32(x []float32, m float32, isMax bool) float32 {
 			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
 			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
 			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-			nan = nan.Add(v0.Add(v1).Add(v2.Add(v3)))
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
 			r = r[32:]
 		}
 		a0 = a0.Max(a1).Max(a2.Max(a3))
@@ -147,7 +145,7 @@ func extremeFloat32(x []float32, m float32, isMax bool) float32 {
 			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
 			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
 			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-			nan = nan.Add(v0.Add(v1).Add(v2.Add(v3)))
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
 			r = r[32:]
 		}
 		a0 = a0.Min(a1).Min(a2.Min(a3))
@@ -156,7 +154,7 @@ func extremeFloat32(x []float32, m float32, isMax bool) float32 {
 	a0.Store(&l)
 	clearUpper()
 	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
-	if nan.IsNaN().ToBits() != 0 || v == 0 {
+	if nan.ToBits() != 0 || v == 0 {
 		return scalarExtreme(x, m, isMax)
 	}
 	if isMax {
