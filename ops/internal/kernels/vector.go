@@ -24,7 +24,22 @@ var (
 	// loop (contiguous runs combined elementwise into a row of acc), over
 	// typed acc and x buffers.
 	vectorRows = map[opDType]func(acc, x []byte, r reduction) reduction{}
+	// vectorSlabs holds, for some of vectorRows, a loop over a slab: rows
+	// contiguous runs of n elements, rs apart, accumulated into the same n
+	// elements of acc (a reduction over a non-last axis), as one call.
+	vectorSlabs = map[opDType]func(acc, x []byte) func(ai, xo, n, rows, rs int){}
 )
+
+// vectorSlabOf adapts h(d, x, rows, rs), doing d[i] = combine(d[i],
+// x[j*rs+i]) for j < rows, to a vectorSlabs loop.
+func vectorSlabOf[T any](h func(d, x []T, rows, rs int)) func(acc, x []byte) func(ai, xo, n, rows, rs int) {
+	return func(accB, xB []byte) func(ai, xo, n, rows, rs int) {
+		a, x := as[T](accB), as[T](xB)
+		return func(ai, xo, n, rows, rs int) {
+			h(a[ai:ai+n], x[xo:xo+(rows-1)*rs+n], rows, rs)
+		}
+	}
+}
 
 // vectorRowsOf adapts a loop f(run, m) = combine(m, run...) over a
 // contiguous run to a reduction's row loop and, if g is not nil, a loop

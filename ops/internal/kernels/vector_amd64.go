@@ -23,12 +23,15 @@ func init() {
 		vectorRows[opDType{op, zarr.Float64}] = vectorRowsOf(
 			func(x []float64, m float64) float64 { return extremeFloat64(x, m, isMax) },
 			func(d, x []float64) { extremeAccumFloat64(d, x, isMax) })
+		vectorSlabs[opDType{op, zarr.Float64}] = vectorSlabOf(func(d, x []float64, rows, rs int) { extremeSlabFloat64(d, x, rows, rs, isMax) })
 		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(
 			func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) },
 			func(d, x []float32) { extremeAccumFloat32(d, x, isMax) })
+		vectorSlabs[opDType{op, zarr.Float32}] = vectorSlabOf(func(d, x []float32, rows, rs int) { extremeSlabFloat32(d, x, rows, rs, isMax) })
 		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(
 			func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) },
 			func(d, x []int32) { extremeAccumInt32(d, x, isMax) })
+		vectorSlabs[opDType{op, zarr.Int32}] = vectorSlabOf(func(d, x []int32, rows, rs int) { extremeSlabInt32(d, x, rows, rs, isMax) })
 		elementwise := map[string]string{"max": "maximum", "min": "minimum"}[op]
 		vectorBinary[opDType{elementwise, zarr.Float64}] = binary(func(d, x, y []float64) { maximumFloat64(isMax, d, x, y) })
 		vectorBinary[opDType{elementwise, zarr.Float32}] = binary(func(d, x, y []float32) { maximumFloat32(isMax, d, x, y) })

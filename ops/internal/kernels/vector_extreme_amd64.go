@@ -183,3 +183,153 @@ func extremeAccumInt32(d, x []int32, isMax bool) {
 		minAccum(d, x, 0, 1)
 	}
 }
+
+// maxExactFloat64 and minExactFloat64 are extremeAccumFloat64's max and min of a
+// and b.
+func maxExactFloat64(a, b archsimd.Float64x4, nonSign archsimd.Int64x4) archsimd.Float64x4 {
+	p, q := a.AsInt64x4(), b.AsInt64x4()
+	e := p.Or(q).And(p.And(q).Or(nonSign)).AsFloat64x4()
+	return a.Merge(b.Merge(e, b.Greater(a)), a.Greater(b))
+}
+
+func minExactFloat64(a, b archsimd.Float64x4) archsimd.Float64x4 {
+	e := a.AsInt64x4().Or(b.AsInt64x4()).AsFloat64x4()
+	return a.Merge(b.Merge(e, b.Less(a)), a.Less(b))
+}
+
+// extremeSlabFloat64 is extremeAccumFloat64 over rows runs of x, rs apart: d
+// stays in registers over four rows at a time, combined pairwise (max and
+// min are associative and commutative, NaN and signed zeros included).
+func extremeSlabFloat64(d, x []float64, rows, rs int, isMax bool) {
+	n := len(d)
+	nonSign := archsimd.BroadcastInt64x4(math.MaxInt64)
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
+		x2, x3 := x[(r+2)*rs:(r+2)*rs+n], x[(r+3)*rs:(r+3)*rs+n]
+		i := 0
+		for ; i+4 <= n; i += 4 {
+			a := archsimd.LoadFloat64x4Slice(d[i : i+4])
+			v0, v1 := archsimd.LoadFloat64x4Slice(x0[i:i+4]), archsimd.LoadFloat64x4Slice(x1[i:i+4])
+			v2, v3 := archsimd.LoadFloat64x4Slice(x2[i:i+4]), archsimd.LoadFloat64x4Slice(x3[i:i+4])
+			if isMax {
+				a = maxExactFloat64(a, maxExactFloat64(maxExactFloat64(v0, v1, nonSign), maxExactFloat64(v2, v3, nonSign), nonSign), nonSign)
+			} else {
+				a = minExactFloat64(a, minExactFloat64(minExactFloat64(v0, v1), minExactFloat64(v2, v3)))
+			}
+			a.StoreSlice(d[i : i+4])
+		}
+		if i < n {
+			clearUpper() // the scalar tail is legacy SSE
+			if isMax {
+				maxAccum(d[i:], x0[i:], 0, 1)
+				maxAccum(d[i:], x1[i:], 0, 1)
+				maxAccum(d[i:], x2[i:], 0, 1)
+				maxAccum(d[i:], x3[i:], 0, 1)
+			} else {
+				minAccum(d[i:], x0[i:], 0, 1)
+				minAccum(d[i:], x1[i:], 0, 1)
+				minAccum(d[i:], x2[i:], 0, 1)
+				minAccum(d[i:], x3[i:], 0, 1)
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		extremeAccumFloat64(d, x[r*rs:r*rs+n], isMax)
+	}
+}
+
+// maxExactFloat32 and minExactFloat32 are extremeAccumFloat32's max and min of a
+// and b.
+func maxExactFloat32(a, b archsimd.Float32x8, nonSign archsimd.Int32x8) archsimd.Float32x8 {
+	p, q := a.AsInt32x8(), b.AsInt32x8()
+	e := p.Or(q).And(p.And(q).Or(nonSign)).AsFloat32x8()
+	return a.Merge(b.Merge(e, b.Greater(a)), a.Greater(b))
+}
+
+func minExactFloat32(a, b archsimd.Float32x8) archsimd.Float32x8 {
+	e := a.AsInt32x8().Or(b.AsInt32x8()).AsFloat32x8()
+	return a.Merge(b.Merge(e, b.Less(a)), a.Less(b))
+}
+
+// extremeSlabFloat32 is extremeAccumFloat32 over rows runs of x, rs apart: d
+// stays in registers over four rows at a time, combined pairwise (max and
+// min are associative and commutative, NaN and signed zeros included).
+func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
+	n := len(d)
+	nonSign := archsimd.BroadcastInt32x8(math.MaxInt32)
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
+		x2, x3 := x[(r+2)*rs:(r+2)*rs+n], x[(r+3)*rs:(r+3)*rs+n]
+		i := 0
+		for ; i+8 <= n; i += 8 {
+			a := archsimd.LoadFloat32x8Slice(d[i : i+8])
+			v0, v1 := archsimd.LoadFloat32x8Slice(x0[i:i+8]), archsimd.LoadFloat32x8Slice(x1[i:i+8])
+			v2, v3 := archsimd.LoadFloat32x8Slice(x2[i:i+8]), archsimd.LoadFloat32x8Slice(x3[i:i+8])
+			if isMax {
+				a = maxExactFloat32(a, maxExactFloat32(maxExactFloat32(v0, v1, nonSign), maxExactFloat32(v2, v3, nonSign), nonSign), nonSign)
+			} else {
+				a = minExactFloat32(a, minExactFloat32(minExactFloat32(v0, v1), minExactFloat32(v2, v3)))
+			}
+			a.StoreSlice(d[i : i+8])
+		}
+		if i < n {
+			clearUpper() // the scalar tail is legacy SSE
+			if isMax {
+				maxAccum(d[i:], x0[i:], 0, 1)
+				maxAccum(d[i:], x1[i:], 0, 1)
+				maxAccum(d[i:], x2[i:], 0, 1)
+				maxAccum(d[i:], x3[i:], 0, 1)
+			} else {
+				minAccum(d[i:], x0[i:], 0, 1)
+				minAccum(d[i:], x1[i:], 0, 1)
+				minAccum(d[i:], x2[i:], 0, 1)
+				minAccum(d[i:], x3[i:], 0, 1)
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		extremeAccumFloat32(d, x[r*rs:r*rs+n], isMax)
+	}
+}
+
+// extremeSlabInt32 is extremeAccumInt32 over rows runs of x, rs apart: d
+// stays in registers over four rows at a time, combined pairwise (max and
+// min are associative and commutative, NaN and signed zeros included).
+func extremeSlabInt32(d, x []int32, rows, rs int, isMax bool) {
+	n := len(d)
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
+		x2, x3 := x[(r+2)*rs:(r+2)*rs+n], x[(r+3)*rs:(r+3)*rs+n]
+		i := 0
+		for ; i+8 <= n; i += 8 {
+			a := archsimd.LoadInt32x8Slice(d[i : i+8])
+			v0, v1 := archsimd.LoadInt32x8Slice(x0[i:i+8]), archsimd.LoadInt32x8Slice(x1[i:i+8])
+			v2, v3 := archsimd.LoadInt32x8Slice(x2[i:i+8]), archsimd.LoadInt32x8Slice(x3[i:i+8])
+			if isMax {
+				a = a.Max(v0.Max(v1)).Max(v2.Max(v3))
+			} else {
+				a = a.Min(v0.Min(v1)).Min(v2.Min(v3))
+			}
+			a.StoreSlice(d[i : i+8])
+		}
+		if i < n {
+			if isMax {
+				maxAccum(d[i:], x0[i:], 0, 1)
+				maxAccum(d[i:], x1[i:], 0, 1)
+				maxAccum(d[i:], x2[i:], 0, 1)
+				maxAccum(d[i:], x3[i:], 0, 1)
+			} else {
+				minAccum(d[i:], x0[i:], 0, 1)
+				minAccum(d[i:], x1[i:], 0, 1)
+				minAccum(d[i:], x2[i:], 0, 1)
+				minAccum(d[i:], x3[i:], 0, 1)
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		extremeAccumInt32(d, x[r*rs:r*rs+n], isMax)
+	}
+}
