@@ -203,6 +203,7 @@ func minExactFloat64(a, b archsimd.Float64x4) archsimd.Float64x4 {
 func extremeSlabFloat64(d, x []float64, rows, rs int, isMax bool) {
 	n := len(d)
 	nonSign := archsimd.BroadcastInt64x4(math.MaxInt64)
+	var zero archsimd.Float64x4
 	r := 0
 	for ; r+4 <= rows; r += 4 {
 		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
@@ -212,12 +213,23 @@ func extremeSlabFloat64(d, x []float64, rows, rs int, isMax bool) {
 			a := archsimd.LoadFloat64x4Slice(d[i : i+4])
 			v0, v1 := archsimd.LoadFloat64x4Slice(x0[i:i+4]), archsimd.LoadFloat64x4Slice(x1[i:i+4])
 			v2, v3 := archsimd.LoadFloat64x4Slice(x2[i:i+4]), archsimd.LoadFloat64x4Slice(x3[i:i+4])
+			// Plain VMAXPD (VMINPD) unless an operand is NaN (their sum is
+			// then NaN; a sum of infinities of both signs only costs a
+			// detour) or the result is a zero of either sign.
+			var m archsimd.Float64x4
 			if isMax {
-				a = maxExactFloat64(a, maxExactFloat64(maxExactFloat64(v0, v1, nonSign), maxExactFloat64(v2, v3, nonSign), nonSign), nonSign)
+				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
 			} else {
-				a = minExactFloat64(a, minExactFloat64(minExactFloat64(v0, v1), minExactFloat64(v2, v3)))
+				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
 			}
-			a.StoreSlice(d[i : i+4])
+			if a.Add(v0.Add(v1)).Add(v2.Add(v3)).IsNaN().Or(m.Equal(zero)).ToBits() != 0 {
+				if isMax {
+					m = maxExactFloat64(a, maxExactFloat64(maxExactFloat64(v0, v1, nonSign), maxExactFloat64(v2, v3, nonSign), nonSign), nonSign)
+				} else {
+					m = minExactFloat64(a, minExactFloat64(minExactFloat64(v0, v1), minExactFloat64(v2, v3)))
+				}
+			}
+			m.StoreSlice(d[i : i+4])
 		}
 		if i < n {
 			clearUpper() // the scalar tail is legacy SSE
@@ -258,6 +270,7 @@ func minExactFloat32(a, b archsimd.Float32x8) archsimd.Float32x8 {
 func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
 	n := len(d)
 	nonSign := archsimd.BroadcastInt32x8(math.MaxInt32)
+	var zero archsimd.Float32x8
 	r := 0
 	for ; r+4 <= rows; r += 4 {
 		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
@@ -267,12 +280,23 @@ func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
 			a := archsimd.LoadFloat32x8Slice(d[i : i+8])
 			v0, v1 := archsimd.LoadFloat32x8Slice(x0[i:i+8]), archsimd.LoadFloat32x8Slice(x1[i:i+8])
 			v2, v3 := archsimd.LoadFloat32x8Slice(x2[i:i+8]), archsimd.LoadFloat32x8Slice(x3[i:i+8])
+			// Plain VMAXPD (VMINPD) unless an operand is NaN (their sum is
+			// then NaN; a sum of infinities of both signs only costs a
+			// detour) or the result is a zero of either sign.
+			var m archsimd.Float32x8
 			if isMax {
-				a = maxExactFloat32(a, maxExactFloat32(maxExactFloat32(v0, v1, nonSign), maxExactFloat32(v2, v3, nonSign), nonSign), nonSign)
+				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
 			} else {
-				a = minExactFloat32(a, minExactFloat32(minExactFloat32(v0, v1), minExactFloat32(v2, v3)))
+				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
 			}
-			a.StoreSlice(d[i : i+8])
+			if a.Add(v0.Add(v1)).Add(v2.Add(v3)).IsNaN().Or(m.Equal(zero)).ToBits() != 0 {
+				if isMax {
+					m = maxExactFloat32(a, maxExactFloat32(maxExactFloat32(v0, v1, nonSign), maxExactFloat32(v2, v3, nonSign), nonSign), nonSign)
+				} else {
+					m = minExactFloat32(a, minExactFloat32(minExactFloat32(v0, v1), minExactFloat32(v2, v3)))
+				}
+			}
+			m.StoreSlice(d[i : i+8])
 		}
 		if i < n {
 			clearUpper() // the scalar tail is legacy SSE
