@@ -11,10 +11,12 @@ import (
 // maxFloat and minFloat) and accumulating (a reduction over a non-last
 // axis: Go's max and min builtins). Both propagate NaN, which VMAXPD and
 // VMINPD do not (they return their second operand when either is NaN, or
-// when both are zeros), so each loop adds a few bitwise operations that
-// make the result exactly the scalar loop's (vector_test.go). The loops
-// only use VMAXPD and VMINPD where the operands are ordered and distinct:
-// the compiler treats them as commutative and may swap the operands.
+// when both are zeros), so the loops select with explicit compares and
+// blends, or check for NaNs and zeros and redo those chunks exactly: the
+// result is the scalar loop's, bit for bit but for NaN payloads
+// (vector_test.go). A VMAXPD or VMINPD result is only used where it does
+// not depend on the operand order (no NaN, no zero), as the compiler
+// treats them as commutative and may swap the operands.
 
 // maximumFloat64 is d[i] = maxFloat(xs[i], ys[i]) (isMax) or minFloat:
 // x if x > y (x < y) or x is NaN, else y: two compares and a blend.
