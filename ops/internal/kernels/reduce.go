@@ -54,10 +54,16 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 		return fmt.Errorf("kernels: %s accumulator is %s, not %s", op, acc.DType, x.DType)
 	}
 	r, ok := newReduction(op, x.DType, accData, x.Data)
+	// slab, if not nil, is r.accum over rows contiguous runs rs apart, all
+	// into the same acc row: for j < rows, r.accum(ai, xo+j*rs, 1, n).
+	var slab func(ai, xo, n, rows, rs int)
 	if widens {
 		r, ok = newWideningReduction(op, x.DType, acc.DType, accData, x.Data)
 	} else if v := vectorRows[opDType{op, x.DType}]; ok && v != nil {
 		r = v(accData, x.Data, r)
+		if s := vectorSlabs[opDType{op, x.DType}]; s != nil {
+			slab = s(accData, x.Data)
+		}
 	}
 	if !ok {
 		return unsupported(op, x.DType)
@@ -98,15 +104,25 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 	n, xInner := shape[last], xs[last]
 	// The inner run either reduces into one accumulator element (its acc
 	// stride is 0) or accumulates elementwise into a row of acc (stride 1).
+	// A reduction with a slab loop takes the contiguous runs of the next
+	// dimension, all into the same acc row, in one call.
+	slabs := slab != nil && last >= 1 && as[last] == 1 && xInner == 1 && as[last-1] == 0
+	outer := last
+	if slabs {
+		outer = last - 1
+	}
 	idx := make([]int, last)
 	xo, ao := x.Offset, 0
 	for {
-		if as[last] == 0 {
+		switch {
+		case slabs:
+			slab(ao, xo, n, shape[last-1], xs[last-1])
+		case as[last] == 0:
 			r.row(ao, xo, xInner, n)
-		} else {
+		default:
 			r.accum(ao, xo, xInner, n)
 		}
-		k := last - 1
+		k := outer - 1
 		for ; k >= 0; k-- {
 			idx[k]++
 			xo += xs[k]

@@ -20,21 +20,49 @@ var (
 	vectorUnary  = map[opDType]kernel{}
 	vectorBinary = map[opDType]kernel{}
 	// vectorRows replaces the row loop of a reduction (the contiguous runs
-	// reduced into one accumulator element) over typed acc and x buffers.
+	// reduced into one accumulator element), and for some the accumulating
+	// loop (contiguous runs combined elementwise into a row of acc), over
+	// typed acc and x buffers.
 	vectorRows = map[opDType]func(acc, x []byte, r reduction) reduction{}
+	// vectorSlabs holds, for some of vectorRows, a loop over a slab: rows
+	// contiguous runs of n elements, rs apart, accumulated into the same n
+	// elements of acc (a reduction over a non-last axis), as one call.
+	vectorSlabs = map[opDType]func(acc, x []byte) func(ai, xo, n, rows, rs int){}
 )
 
+// vectorSlabOf adapts h(d, x, rows, rs), doing d[i] = combine(d[i],
+// x[j*rs+i]) for j < rows, to a vectorSlabs loop.
+func vectorSlabOf[T any](h func(d, x []T, rows, rs int)) func(acc, x []byte) func(ai, xo, n, rows, rs int) {
+	return func(accB, xB []byte) func(ai, xo, n, rows, rs int) {
+		a, x := as[T](accB), as[T](xB)
+		return func(ai, xo, n, rows, rs int) {
+			h(a[ai:ai+n], x[xo:xo+(rows-1)*rs+n], rows, rs)
+		}
+	}
+}
+
 // vectorRowsOf adapts a loop f(run, m) = combine(m, run...) over a
-// contiguous run to a reduction's row loop; strided rows keep r's loop.
-func vectorRowsOf[T any](f func(x []T, m T) T) func(acc, x []byte, r reduction) reduction {
+// contiguous run to a reduction's row loop and, if g is not nil, a loop
+// g(d, run) doing d[i] = combine(d[i], run[i]) to its accumulating loop;
+// strided runs keep r's loops.
+func vectorRowsOf[T any](f func(x []T, m T) T, g func(d, x []T)) func(acc, x []byte, r reduction) reduction {
 	return func(accB, xB []byte, r reduction) reduction {
-		a, x, strided := as[T](accB), as[T](xB), r.row
+		a, x, strided, stridedAccum := as[T](accB), as[T](xB), r.row, r.accum
 		r.row = func(ai, xo, xs, n int) {
 			if xs != 1 {
 				strided(ai, xo, xs, n)
 				return
 			}
 			a[ai] = f(x[xo:xo+n], a[ai])
+		}
+		if g != nil {
+			r.accum = func(ai, xo, xs, n int) {
+				if xs != 1 {
+					stridedAccum(ai, xo, xs, n)
+					return
+				}
+				g(a[ai:ai+n], x[xo:xo+n])
+			}
 		}
 		return r
 	}

@@ -143,6 +143,111 @@ func TestVectorReductionsMatchLoops(t *testing.T) {
 	}
 }
 
+// TestVectorAccumMatchesLoops checks the accumulating loops (a reduction
+// over a non-last axis: acc[ai+i] = combine(acc[ai+i], x[xo+i])) against
+// the scalar ones, at offsets into both buffers.
+func TestVectorAccumMatchesLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 3))
+	for key, wrap := range vectorRows {
+		sz := key.dt.Size()
+		for _, n := range vectorLengths {
+			for trial := range 12 {
+				const ao, xo = 1, 3
+				var acc, x []byte
+				switch trial % 4 {
+				case 0:
+					acc, x = hostileValues(r, key.dt, n+ao), hostileValues(r, key.dt, n+xo)
+				case 1: // equal operands, or equal but for the sign of zeros
+					x = hostileValues(r, key.dt, n+xo)
+					acc = slices.Concat(x[:ao*sz], x[xo*sz:])
+					if key.dt != zarr.Int32 {
+						for i := ao; i < n+ao; i++ {
+							if r.IntN(2) == 0 {
+								acc[(i+1)*sz-1] ^= 0x80 // flip the sign bit
+							}
+						}
+					}
+				case 2: // signed zeros and negatives only
+					v := make([]float64, 2*n+ao+xo)
+					for i := range v {
+						v[i] = []float64{0, math.Copysign(0, -1), -1, -2}[r.IntN(4)]
+					}
+					b := convertFloats(key.dt, v)
+					acc, x = b[:(n+ao)*sz], b[(n+ao)*sz:]
+				default: // ordinary numbers with a NaN in either
+					v := randomFloats(r, 2*n+ao+xo+12, false)[12:]
+					if n > 0 {
+						v[ao+r.IntN(n)] = math.NaN()
+						v[n+ao+xo+r.IntN(n)] = math.NaN()
+					}
+					b := convertFloats(key.dt, v)
+					acc, x = b[:(n+ao)*sz], b[(n+ao)*sz:]
+				}
+				want, got := slices.Clone(acc), slices.Clone(acc)
+				base, ok := newReduction(key.op, key.dt, want, x)
+				if !ok {
+					t.Fatalf("%s %s: no scalar reduction", key.op, key.dt)
+				}
+				base.accum(ao, xo, 1, n)
+				vbase, _ := newReduction(key.op, key.dt, got, x)
+				wrap(got, x, vbase).accum(ao, xo, 1, n)
+				if i := sameElems(key.dt, want, got); i >= 0 {
+					t.Fatalf("%s %s n=%d trial %d: element %d of acc %x, x %x: vector %x, loop %x", key.op, key.dt, n, trial, i,
+						acc[i*sz:(i+1)*sz], x[(i-ao+xo)*sz:(i-ao+xo+1)*sz], got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])
+				}
+			}
+		}
+	}
+}
+
+// TestVectorSlabsMatchLoops checks the slab loops (rows runs of x, rs
+// apart, accumulated into one acc row) against the scalar accumulating loop
+// applied row after row.
+func TestVectorSlabsMatchLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 5))
+	for key, mk := range vectorSlabs {
+		sz := key.dt.Size()
+		for _, n := range vectorLengths {
+			for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
+				const ao, xo = 2, 1
+				rs := n + r.IntN(3)
+				var acc, x []byte
+				switch r.IntN(3) {
+				case 0:
+					acc, x = hostileValues(r, key.dt, n+ao), hostileValues(r, key.dt, xo+(rows-1)*rs+n)
+				case 1: // signed zeros and negatives only
+					v := make([]float64, n+ao+xo+(rows-1)*rs+n)
+					for i := range v {
+						v[i] = []float64{0, math.Copysign(0, -1), -1, -2}[r.IntN(4)]
+					}
+					b := convertFloats(key.dt, v)
+					acc, x = b[:(n+ao)*sz], b[(n+ao)*sz:]
+				default: // ordinary numbers with a few NaNs
+					v := randomFloats(r, n+ao+xo+(rows-1)*rs+n+12, false)[12:]
+					for range 3 {
+						v[r.IntN(len(v))] = math.NaN()
+					}
+					b := convertFloats(key.dt, v)
+					acc, x = b[:(n+ao)*sz], b[(n+ao)*sz:]
+				}
+				want, got := slices.Clone(acc), slices.Clone(acc)
+				base, ok := newReduction(key.op, key.dt, want, x)
+				if !ok {
+					t.Fatalf("%s %s: no scalar reduction", key.op, key.dt)
+				}
+				for j := range rows {
+					base.accum(ao, xo+j*rs, 1, n)
+				}
+				mk(got, x)(ao, xo, n, rows, rs)
+				if i := sameElems(key.dt, want, got); i >= 0 {
+					t.Fatalf("%s %s n=%d rows=%d rs=%d: element %d: vector %x, loop %x", key.op, key.dt, n, rows, rs, i,
+						got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])
+				}
+			}
+		}
+	}
+}
+
 // convertFloats encodes float64 values as dt, which may be an integer
 // dtype (values truncated toward zero).
 func convertFloats(dt zarr.DataType, v []float64) []byte {
