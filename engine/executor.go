@@ -473,13 +473,13 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			return 0, err
 		}
 	} else {
-		ins := make([]ops.Block, len(op.Inputs))
 		piecewise := op.Kernel.Core == "piecewise"
-		for s := range steps {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
+		// readStep reads the inputs of one step into ins.
+		readStep := func(step []int, ins []ops.Block) error {
 			for i, in := range op.Inputs {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				r := op.InputRegion(i, block, step)
 				var origin []int
 				if piecewise {
@@ -495,26 +495,74 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 					size = max(n, j.chunkBytes(ctx, in.Array))
 				}
 				b := ta.Allocate(size)
-				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
-					return 0, err
-				}
 				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
+				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
+					return err
+				}
 			}
-			if err := k.At(block, step).Step(ta, outBlock, ins, s == 0); err != nil {
-				return 0, err
-			}
+			return nil
+		}
+		freeStep := func(ins []ops.Block) {
 			for i := range ins {
 				if ins[i].Data != nil {
 					ta.Free(ins[i].Data[:cap(ins[i].Data)])
 				}
+				ins[i] = ops.Block{}
 			}
-			for d := len(step) - 1; d >= 0; d-- {
-				step[d]++
-				if step[d] < iter[d] {
-					break
+		}
+		// With read-ahead (plan.Op.ReadsAhead: its buffers are in the
+		// projection) the next step's inputs are read on another goroutine
+		// while this step computes, so the disk and the core work at once.
+		readAhead := steps > 1 && op.ReadsAhead()
+		cur := make([]ops.Block, len(op.Inputs))
+		next := make([]ops.Block, len(op.Inputs))
+		if steps > 0 {
+			if err := readStep(step, cur); err != nil {
+				return 0, err
+			}
+		}
+		for s := range steps {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			var nextStep []int
+			if s+1 < steps {
+				nextStep = append([]int(nil), step...)
+				for d := len(nextStep) - 1; d >= 0; d-- {
+					nextStep[d]++
+					if nextStep[d] < iter[d] {
+						break
+					}
+					nextStep[d] = 0
 				}
-				step[d] = 0
 			}
+			var wg sync.WaitGroup
+			var nextErr error
+			if readAhead && nextStep != nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() {
+						if r := recover(); r != nil {
+							nextErr = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
+						}
+					}()
+					nextErr = readStep(nextStep, next)
+				}()
+			}
+			err := k.At(block, step).Step(ta, outBlock, cur, s == 0)
+			freeStep(cur)
+			if err == nil && !readAhead && nextStep != nil {
+				nextErr = readStep(nextStep, next)
+			}
+			wg.Wait()
+			if err != nil {
+				return 0, err
+			}
+			if nextErr != nil {
+				return 0, nextErr
+			}
+			cur, next, step = next, cur, nextStep
 		}
 		if err := k.Finish(ta, outBlock); err != nil {
 			return 0, err

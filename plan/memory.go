@@ -46,7 +46,71 @@ func IsObjectStore(workDir string) bool {
 // are the intermediate results of an expression (map core) or of the
 // operand expressions (reduce and matmul cores), each the size of the
 // largest output block or input region.
+//
+// A task that folds several steps reads the next step's inputs while it
+// computes the current one (see ReadsAhead) when the op's projection with
+// one more input buffer per stored input still fits allowed_mem; the
+// projection then includes that buffer.
 func ProjectedMem(op *Op) int64 {
+	base := projectedBase(op)
+	if ra := readAheadBytes(op); ra > 0 && base+ra <= op.Output.Spec.AllowedMem {
+		return base + ra
+	}
+	return base
+}
+
+// ReadsAhead reports whether a task of op reads the inputs of its next
+// step while it computes the current one: the op folds more than one step
+// per task (a reduction's streamed blocks, matmul's contracted blocks), at
+// least one input is stored (reading overlaps computing), and the extra
+// buffers fit allowed_mem (ProjectedMem counts them). The extra is one
+// buffer per input, the size it takes at one step: a stored chunk for an
+// aligned input, the region for the others (whose assembly scratch chunk
+// and encoded copy are already counted for the one read in flight).
+func (op *Op) ReadsAhead() bool {
+	ra := readAheadBytes(op)
+	return ra > 0 && projectedBase(op)+ra <= op.Output.Spec.AllowedMem
+}
+
+// readAheadBytes is the memory read-ahead adds to a task of op, 0 when it
+// does not apply (see ReadsAhead).
+func readAheadBytes(op *Op) int64 {
+	if op.CopiesInput() || !op.foldsSteps() {
+		return 0
+	}
+	var total int64
+	stored := false
+	for i, in := range op.Inputs {
+		region := op.MaxInputRegionBytes(i)
+		switch {
+		case in.Array.Virtual():
+			total += region
+		case op.InputAligned(i):
+			stored = true
+			total += max(region, in.Array.ChunkBytes())
+		default:
+			stored = true
+			total += region
+		}
+	}
+	if !stored {
+		return 0
+	}
+	return total
+}
+
+// foldsSteps reports whether a task of op (its first) takes more than one
+// iteration step.
+func (op *Op) foldsSteps() bool {
+	if op.NumTasks() == 0 {
+		return false
+	}
+	iter := op.IterShape(make([]int, len(op.TaskGrid())))
+	return Prod(iter) > 1
+}
+
+// projectedBase is ProjectedMem without read-ahead.
+func projectedBase(op *Op) int64 {
 	spec := op.Output.Spec
 	copies := CopiesFor(spec.WorkDir)
 	total := spec.ReservedMem + op.ExtraMem
