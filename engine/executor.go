@@ -171,6 +171,9 @@ type job struct {
 	// rss is the latest sample of the process's peak RSS.
 	rss  atomic.Int64
 	emit func(Event)
+	// idle counts the workers not running a task, less the helpers lent
+	// to running tasks (idleWorkers).
+	idle atomic.Int64
 	// batchIDs numbers the calls of a Runner.
 	batchIDs atomic.Int64
 	// unneeded are, in a resumed computation, the ops whose output no op
@@ -369,6 +372,9 @@ func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
 		return r, err
 	}
 	r.kernel = kernel
+	if j.opts.MaxWorkers > 1 {
+		r.kernel = kernel.WithHelpers(idleWorkers{&j.idle})
+	}
 	done, err := j.storage.create(ctx, op.Output)
 	if err != nil {
 		return r, err
