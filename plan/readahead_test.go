@@ -1,0 +1,62 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// A reduction round that streams stored blocks reads ahead, and its
+// projection counts the one extra block, only while that fits allowed_mem.
+func TestReadAheadIsProjected(t *testing.T) {
+	build := func(allowed int64) *plan.OpInfo {
+		spec := &plan.Spec{AllowedMem: allowed, ReservedMem: 10_000_000}
+		x, err := ops.Random([]int{2000, 2000}, ops.Float64, 1, []int{500, 500}, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := ops.Elemwise("negative", ops.Operand{Array: x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ops.Reduce("mean", y, []int{0}, false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Build([]*plan.Array{m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Ops) != 2 || p.Ops[1].Op.Func != "mean" {
+			t.Fatalf("want negative then mean, got %d ops", len(p.Ops))
+		}
+		return p.Ops[1]
+	}
+	const chunk = 500 * 500 * 8
+	roomy, tight := build(100_000_000), build(19_000_000)
+	if !roomy.Op.ReadsAhead() || roomy.ProjectedMem != plan.ProjectedMem(roomy.Op) {
+		t.Fatalf("with room to spare the mean should read ahead (%v, %d)", roomy.Op.ReadsAhead(), roomy.ProjectedMem)
+	}
+	if tight.Op.ReadsAhead() {
+		t.Fatalf("a mean projected at %d should not read ahead within 19 MB", tight.ProjectedMem)
+	}
+	if d := roomy.ProjectedMem - tight.ProjectedMem; d != chunk {
+		t.Fatalf("read-ahead adds %d bytes to the projection, want one %d-byte chunk", d, chunk)
+	}
+	// The first op generates its input in place and takes one step: no
+	// read-ahead.
+	spec := &plan.Spec{AllowedMem: 100_000_000, ReservedMem: 10_000_000}
+	x, _ := ops.Random([]int{2000, 2000}, ops.Float64, 1, []int{500, 500}, spec)
+	s, err := ops.Reduce("sum", x, []int{0}, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ops[0].Op.ReadsAhead() {
+		t.Fatal("a reduction of a virtual input should not read ahead")
+	}
+}
