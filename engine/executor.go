@@ -470,7 +470,6 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		outBlock.Acc = ta.Allocate(n)
 	}
 	iter := op.IterShape(block)
-	step := make([]int, len(iter))
 	steps := int(plan.Prod(iter))
 	if k.CopyOnly() {
 		// Read the input region straight into the output buffer.
@@ -516,59 +515,82 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 				ins[i] = ops.Block{}
 			}
 		}
-		// With read-ahead (plan.Op.ReadsAhead: its buffers are in the
-		// projection) the next step's inputs are read on another goroutine
-		// while this step computes, so the disk and the core work at once.
-		readAhead := steps > 1 && op.ReadsAhead()
-		cur := make([]ops.Block, len(op.Inputs))
-		next := make([]ops.Block, len(op.Inputs))
-		if steps > 0 {
-			if err := readStep(step, cur); err != nil {
-				return 0, err
+		// With read-ahead (plan.Op.ReadAheadDepth: its buffers are in the
+		// projection) the next steps' inputs are read, each on its own
+		// goroutine, while this step computes, so the disk and the core
+		// work at once. The read of step s+1+depth starts once step s is
+		// freed and step s+1 read, so at most depth reads are in flight
+		// beside the step computing.
+		depth := 0
+		if steps > 1 {
+			depth = min(op.ReadAheadDepth(), steps-1)
+		}
+		type pending struct {
+			ins  []ops.Block
+			err  error
+			done chan struct{}
+		}
+		slots := make([]*pending, depth+1)
+		var wg sync.WaitGroup
+		defer wg.Wait() // before the task's buffers are freed
+		stepAt := func(s int) []int {
+			st := make([]int, len(iter))
+			for d := len(iter) - 1; d >= 0; d-- {
+				st[d] = s % iter[d]
+				s /= iter[d]
 			}
+			return st
+		}
+		start := func(s int, async bool) {
+			p := &pending{ins: make([]ops.Block, len(op.Inputs)), done: make(chan struct{})}
+			slots[s%(depth+1)] = p
+			if !async {
+				p.err = readStep(stepAt(s), p.ins)
+				close(p.done)
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(p.done)
+				defer func() {
+					if r := recover(); r != nil {
+						p.err = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
+					}
+				}()
+				p.err = readStep(stepAt(s), p.ins)
+			}()
+		}
+		if steps > 0 {
+			start(0, false)
+		}
+		for s := 1; s <= depth; s++ {
+			start(s, true)
 		}
 		for s := range steps {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
-			var nextStep []int
-			if s+1 < steps {
-				nextStep = append([]int(nil), step...)
-				for d := len(nextStep) - 1; d >= 0; d-- {
-					nextStep[d]++
-					if nextStep[d] < iter[d] {
-						break
-					}
-					nextStep[d] = 0
-				}
+			p := slots[s%(depth+1)]
+			<-p.done
+			if p.err != nil {
+				return 0, p.err
 			}
-			var wg sync.WaitGroup
-			var nextErr error
-			if readAhead && nextStep != nil {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer func() {
-						if r := recover(); r != nil {
-							nextErr = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
-						}
-					}()
-					nextErr = readStep(nextStep, next)
-				}()
-			}
-			err := k.At(block, step).Step(ta, outBlock, cur, s == 0)
-			freeStep(cur)
-			if err == nil && !readAhead && nextStep != nil {
-				nextErr = readStep(nextStep, next)
-			}
-			wg.Wait()
+			err := k.At(block, stepAt(s)).Step(ta, outBlock, p.ins, s == 0)
+			freeStep(p.ins)
 			if err != nil {
 				return 0, err
 			}
-			if nextErr != nil {
-				return 0, nextErr
+			if s+1 < steps {
+				if depth == 0 {
+					start(s+1, false)
+				} else {
+					<-slots[(s+1)%(depth+1)].done
+					if s+1+depth < steps {
+						start(s+1+depth, true)
+					}
+				}
 			}
-			cur, next, step = next, cur, nextStep
 		}
 		if err := k.Finish(ta, outBlock); err != nil {
 			return 0, err

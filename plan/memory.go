@@ -47,56 +47,83 @@ func IsObjectStore(workDir string) bool {
 // operand expressions (reduce and matmul cores), each the size of the
 // largest output block or input region.
 //
-// A task that folds several steps reads the next step's inputs while it
-// computes the current one (see ReadsAhead) when the op's projection with
-// one more input buffer per stored input still fits allowed_mem; the
-// projection then includes that buffer.
+// A task that folds several steps reads the next steps' inputs while it
+// computes the current one (see ReadAheadDepth) when the op's projection
+// with one more input buffer per stored input and step read ahead still
+// fits allowed_mem; the projection then includes those buffers.
 func ProjectedMem(op *Op) int64 {
-	base := projectedBase(op)
-	if ra := readAheadBytes(op); ra > 0 && base+ra <= op.Output.Spec.AllowedMem {
-		return base + ra
-	}
-	return base
+	return projectedBase(op) + readAheadMem(op, op.ReadAheadDepth())
 }
 
-// ReadsAhead reports whether a task of op reads the inputs of its next
-// step while it computes the current one: the op folds more than one step
-// per task (a reduction's streamed blocks, matmul's contracted blocks), at
-// least one input is stored (reading overlaps computing), and the extra
-// buffers fit allowed_mem (ProjectedMem counts them). The extra is one
-// buffer per input, the size it takes at one step: a stored chunk for an
-// aligned input, the region for the others (whose assembly scratch chunk
-// and encoded copy are already counted for the one read in flight).
-func (op *Op) ReadsAhead() bool {
-	ra := readAheadBytes(op)
-	return ra > 0 && projectedBase(op)+ra <= op.Output.Spec.AllowedMem
-}
+// MaxReadAhead is the most steps a task reads ahead: two reads in flight
+// per task keep a cold disk busier than one (with two workers, four
+// requests in flight read about a fifth faster than two).
+const MaxReadAhead = 2
 
-// readAheadBytes is the memory read-ahead adds to a task of op, 0 when it
-// does not apply (see ReadsAhead).
-func readAheadBytes(op *Op) int64 {
-	if op.CopiesInput() || !op.foldsSteps() {
+// ReadAheadDepth returns how many steps ahead of the one it computes a
+// task of op reads its inputs, each step on its own goroutine: 0 unless
+// the op folds more than one step per task (a reduction's streamed
+// blocks, matmul's contracted blocks) and at least one input is stored
+// (reading overlaps computing); else the most, up to MaxReadAhead and one
+// less than the first task's steps, whose buffers fit allowed_mem
+// (ProjectedMem counts them). Each step ahead holds one buffer per input,
+// the size it takes at one step: a stored chunk for an aligned input, the
+// region for the others (whose assembly scratch chunk and encoded copy
+// are counted with the read).
+func (op *Op) ReadAheadDepth() int {
+	if buf, _ := readAheadBytes(op); buf == 0 {
 		return 0
 	}
-	var total int64
+	depth := min(MaxReadAhead, int(Prod(op.IterShape(make([]int, len(op.TaskGrid())))))-1)
+	base, allowed := projectedBase(op), op.Output.Spec.AllowedMem
+	for depth > 0 && base+readAheadMem(op, depth) > allowed {
+		depth--
+	}
+	return depth
+}
+
+// ReadsAhead reports whether a task of op reads ahead (ReadAheadDepth > 0).
+func (op *Op) ReadsAhead() bool { return op.ReadAheadDepth() > 0 }
+
+// readAheadBytes returns the memory read-ahead adds to a task of op per
+// step read ahead: buf, the inputs' buffers of one step, and reads, the
+// scratch chunks and encoded copies of one step's reads in flight (the
+// first step ahead's are counted with the current step's read, since the
+// two are never in flight together); both 0 when read-ahead does not apply.
+func readAheadBytes(op *Op) (buf, reads int64) {
+	if op.CopiesInput() || !op.foldsSteps() {
+		return 0, 0
+	}
+	copies := CopiesFor(op.Output.Spec.WorkDir)
 	stored := false
 	for i, in := range op.Inputs {
 		region := op.MaxInputRegionBytes(i)
 		switch {
 		case in.Array.Virtual():
-			total += region
+			buf += region
 		case op.InputAligned(i):
 			stored = true
-			total += max(region, in.Array.ChunkBytes())
+			buf += max(region, in.Array.ChunkBytes())
+			reads += in.Array.ChunkBytes() * copies.Read
 		default:
 			stored = true
-			total += region
+			buf += region
+			reads += in.Array.ChunkBytes() * (1 + copies.Read)
 		}
 	}
 	if !stored {
+		return 0, 0
+	}
+	return buf, reads
+}
+
+// readAheadMem is the memory reading depth steps ahead adds to a task.
+func readAheadMem(op *Op, depth int) int64 {
+	if depth <= 0 {
 		return 0
 	}
-	return total
+	buf, reads := readAheadBytes(op)
+	return int64(depth)*buf + int64(depth-1)*reads
 }
 
 // foldsSteps reports whether a task of op (its first) takes more than one

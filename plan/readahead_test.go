@@ -7,8 +7,8 @@ import (
 	"github.com/cubego/cubego/plan"
 )
 
-// A reduction round that streams stored blocks reads ahead, and its
-// projection counts the one extra block, only while that fits allowed_mem.
+// A reduction round that streams stored blocks reads ahead, as many steps
+// as fit allowed_mem, and its projection counts what that holds.
 func TestReadAheadIsProjected(t *testing.T) {
 	build := func(allowed int64) *plan.OpInfo {
 		spec := &plan.Spec{AllowedMem: allowed, ReservedMem: 10_000_000}
@@ -34,15 +34,22 @@ func TestReadAheadIsProjected(t *testing.T) {
 		return p.Ops[1]
 	}
 	const chunk = 500 * 500 * 8
-	roomy, tight := build(100_000_000), build(19_000_000)
-	if !roomy.Op.ReadsAhead() || roomy.ProjectedMem != plan.ProjectedMem(roomy.Op) {
-		t.Fatalf("with room to spare the mean should read ahead (%v, %d)", roomy.Op.ReadsAhead(), roomy.ProjectedMem)
+	roomy, mid, tight := build(100_000_000), build(21_000_000), build(19_000_000)
+	if roomy.Op.ReadAheadDepth() != 2 || roomy.ProjectedMem != plan.ProjectedMem(roomy.Op) {
+		t.Fatalf("with room to spare the mean should read 2 steps ahead (%d, %d)", roomy.Op.ReadAheadDepth(), roomy.ProjectedMem)
+	}
+	if mid.Op.ReadAheadDepth() != 1 {
+		t.Fatalf("a mean projected at %d should read 1 step ahead within 21 MB", mid.ProjectedMem)
 	}
 	if tight.Op.ReadsAhead() {
 		t.Fatalf("a mean projected at %d should not read ahead within 19 MB", tight.ProjectedMem)
 	}
-	if d := roomy.ProjectedMem - tight.ProjectedMem; d != chunk {
-		t.Fatalf("read-ahead adds %d bytes to the projection, want one %d-byte chunk", d, chunk)
+	if d := mid.ProjectedMem - tight.ProjectedMem; d != chunk {
+		t.Fatalf("one step ahead adds %d bytes to the projection, want one %d-byte chunk", d, chunk)
+	}
+	// The second step ahead: its buffer and its read's encoded copy.
+	if d := roomy.ProjectedMem - mid.ProjectedMem; d != 2*chunk {
+		t.Fatalf("the second step ahead adds %d bytes to the projection, want two %d-byte chunks", d, chunk)
 	}
 	// The first op generates its input in place and takes one step: no
 	// read-ahead.
