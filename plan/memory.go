@@ -57,8 +57,14 @@ func ProjectedMem(op *Op) int64 {
 
 // MaxReadAhead is the most steps a task reads ahead: two reads in flight
 // per task keep a cold disk busier than one (with two workers, four
-// requests in flight read about a fifth faster than two).
-const MaxReadAhead = 2
+// requests in flight read about a fifth faster than two). A task reads a
+// second step ahead only when one step's buffers take at most
+// ReadAheadSecondMax bytes: one large read already keeps the disk busy for
+// long, and the memory is better left unused (peak RSS).
+const (
+	MaxReadAhead       = 2
+	ReadAheadSecondMax = 64 << 20
+)
 
 // ReadAheadDepth returns how many steps ahead of the one it computes a
 // task of op reads its inputs, each step on its own goroutine: 0 unless
@@ -71,10 +77,14 @@ const MaxReadAhead = 2
 // region for the others (whose assembly scratch chunk and encoded copy
 // are counted with the read).
 func (op *Op) ReadAheadDepth() int {
-	if buf, _ := readAheadBytes(op); buf == 0 {
+	buf, _ := readAheadBytes(op)
+	if buf == 0 {
 		return 0
 	}
 	depth := min(MaxReadAhead, int(Prod(op.IterShape(make([]int, len(op.TaskGrid())))))-1)
+	if buf > ReadAheadSecondMax {
+		depth = min(depth, 1)
+	}
 	base, allowed := projectedBase(op), op.Output.Spec.AllowedMem
 	for depth > 0 && base+readAheadMem(op, depth) > allowed {
 		depth--

@@ -10,9 +10,13 @@ import (
 // A reduction round that streams stored blocks reads ahead, as many steps
 // as fit allowed_mem, and its projection counts what that holds.
 func TestReadAheadIsProjected(t *testing.T) {
-	build := func(allowed int64) *plan.OpInfo {
+	build := func(allowed int64, chunk ...int) *plan.OpInfo {
 		spec := &plan.Spec{AllowedMem: allowed, ReservedMem: 10_000_000}
-		x, err := ops.Random([]int{2000, 2000}, ops.Float64, 1, []int{500, 500}, spec)
+		c := 500
+		if len(chunk) > 0 {
+			c = chunk[0]
+		}
+		x, err := ops.Random([]int{4 * c, c}, ops.Float64, 1, []int{c, c}, spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,6 +54,10 @@ func TestReadAheadIsProjected(t *testing.T) {
 	// The second step ahead: its buffer and its read's encoded copy.
 	if d := roomy.ProjectedMem - mid.ProjectedMem; d != 2*chunk {
 		t.Fatalf("the second step ahead adds %d bytes to the projection, want two %d-byte chunks", d, chunk)
+	}
+	// Chunks over ReadAheadSecondMax (72 MB here) are read one step ahead.
+	if big := build(2_000_000_000, 3000); big.Op.ReadAheadDepth() != 1 {
+		t.Fatalf("a mean of 72 MB chunks reads %d steps ahead, want 1", big.Op.ReadAheadDepth())
 	}
 	// The first op generates its input in place and takes one step: no
 	// read-ahead.
