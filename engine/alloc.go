@@ -148,14 +148,19 @@ func (a *Allocator) ResetPeak() { a.peak.Store(a.cur.Load()) }
 
 // taskAllocator tracks one task's own allocations on top of the shared
 // allocator, so each task reports the peak it allocated.
+// It is safe for concurrent use: a task reading ahead allocates the next
+// step's buffers from another goroutine.
 type taskAllocator struct {
 	parent    *Allocator
+	mu        sync.Mutex
 	cur, peak int64
 	live      [][]byte
 }
 
 func (t *taskAllocator) Allocate(n int) []byte {
 	b := t.parent.Allocate(n)
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.cur += int64(n)
 	t.peak = max(t.peak, t.cur)
 	t.live = append(t.live, b)
@@ -163,6 +168,7 @@ func (t *taskAllocator) Allocate(n int) []byte {
 }
 
 func (t *taskAllocator) Free(b []byte) {
+	t.mu.Lock()
 	for i, l := range t.live {
 		if len(l) > 0 && len(b) > 0 && &l[0] == &b[0] {
 			t.live = append(t.live[:i], t.live[i+1:]...)
@@ -170,11 +176,14 @@ func (t *taskAllocator) Free(b []byte) {
 		}
 	}
 	t.cur -= int64(len(b))
+	t.mu.Unlock()
 	t.parent.Free(b)
 }
 
 // freeAll releases whatever the task still holds (after an error).
 func (t *taskAllocator) freeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, b := range t.live {
 		t.cur -= int64(len(b))
 		t.parent.Free(b)

@@ -171,6 +171,9 @@ type job struct {
 	// rss is the latest sample of the process's peak RSS.
 	rss  atomic.Int64
 	emit func(Event)
+	// idle counts the workers not running a task, less the helpers lent
+	// to running tasks (idleWorkers).
+	idle atomic.Int64
 	// batchIDs numbers the calls of a Runner.
 	batchIDs atomic.Int64
 	// unneeded are, in a resumed computation, the ops whose output no op
@@ -369,6 +372,9 @@ func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
 		return r, err
 	}
 	r.kernel = kernel
+	if j.opts.MaxWorkers > 1 {
+		r.kernel = kernel.WithHelpers(idleWorkers{&j.idle})
+	}
 	done, err := j.storage.create(ctx, op.Output)
 	if err != nil {
 		return r, err
@@ -464,7 +470,6 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		outBlock.Acc = ta.Allocate(n)
 	}
 	iter := op.IterShape(block)
-	step := make([]int, len(iter))
 	steps := int(plan.Prod(iter))
 	if k.CopyOnly() {
 		// Read the input region straight into the output buffer.
@@ -473,13 +478,13 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			return 0, err
 		}
 	} else {
-		ins := make([]ops.Block, len(op.Inputs))
 		piecewise := op.Kernel.Core == "piecewise"
-		for s := range steps {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
+		// readStep reads the inputs of one step into ins.
+		readStep := func(step []int, ins []ops.Block) error {
 			for i, in := range op.Inputs {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				r := op.InputRegion(i, block, step)
 				var origin []int
 				if piecewise {
@@ -495,25 +500,96 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 					size = max(n, j.chunkBytes(ctx, in.Array))
 				}
 				b := ta.Allocate(size)
-				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
-					return 0, err
-				}
 				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
+				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
+					return err
+				}
 			}
-			if err := k.At(block, step).Step(ta, outBlock, ins, s == 0); err != nil {
-				return 0, err
-			}
+			return nil
+		}
+		freeStep := func(ins []ops.Block) {
 			for i := range ins {
 				if ins[i].Data != nil {
 					ta.Free(ins[i].Data[:cap(ins[i].Data)])
 				}
+				ins[i] = ops.Block{}
 			}
-			for d := len(step) - 1; d >= 0; d-- {
-				step[d]++
-				if step[d] < iter[d] {
-					break
+		}
+		// With read-ahead (plan.Op.ReadAheadDepth: its buffers are in the
+		// projection) the next steps' inputs are read, each on its own
+		// goroutine, while this step computes, so the disk and the core
+		// work at once. The read of step s+1+depth starts once step s is
+		// freed and step s+1 read, so at most depth reads are in flight
+		// beside the step computing.
+		depth := 0
+		if steps > 1 {
+			depth = min(op.ReadAheadDepth(), steps-1)
+		}
+		type pending struct {
+			ins  []ops.Block
+			err  error
+			done chan struct{}
+		}
+		slots := make([]*pending, depth+1)
+		var wg sync.WaitGroup
+		defer wg.Wait() // before the task's buffers are freed
+		stepAt := func(s int) []int {
+			st := make([]int, len(iter))
+			for d := len(iter) - 1; d >= 0; d-- {
+				st[d] = s % iter[d]
+				s /= iter[d]
+			}
+			return st
+		}
+		start := func(s int, async bool) {
+			p := &pending{ins: make([]ops.Block, len(op.Inputs)), done: make(chan struct{})}
+			slots[s%(depth+1)] = p
+			if !async {
+				p.err = readStep(stepAt(s), p.ins)
+				close(p.done)
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(p.done)
+				defer func() {
+					if r := recover(); r != nil {
+						p.err = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
+					}
+				}()
+				p.err = readStep(stepAt(s), p.ins)
+			}()
+		}
+		if steps > 0 {
+			start(0, false)
+		}
+		for s := 1; s <= depth; s++ {
+			start(s, true)
+		}
+		for s := range steps {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			p := slots[s%(depth+1)]
+			<-p.done
+			if p.err != nil {
+				return 0, p.err
+			}
+			err := k.At(block, stepAt(s)).Step(ta, outBlock, p.ins, s == 0)
+			freeStep(p.ins)
+			if err != nil {
+				return 0, err
+			}
+			if s+1 < steps {
+				if depth == 0 {
+					start(s+1, false)
+				} else {
+					<-slots[(s+1)%(depth+1)].done
+					if s+1+depth < steps {
+						start(s+1+depth, true)
+					}
 				}
-				step[d] = 0
 			}
 		}
 		if err := k.Finish(ta, outBlock); err != nil {

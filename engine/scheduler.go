@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cubego/cubego/ops"
@@ -226,6 +227,8 @@ func (c *copyReq) run() {
 		return
 	}
 	defer j.mem.Release(o.ProjectedMem)
+	j.idle.Add(-1)
+	defer j.idle.Add(1)
 	start := time.Now()
 	r.msgs <- copyMsg{t: t, copy: c.n, start: true, at: start}
 	// The peak since the computation started is monotone, so the latest
@@ -289,10 +292,32 @@ func (q *workQueue) close() {
 	q.ready.Broadcast()
 }
 
+// idleWorkers lends the cores of idle workers to running tasks (see
+// ops.Helpers): it counts the workers not running a task, less the
+// helpers lent. A task that starts while its worker's core is lent runs
+// beside the helper until the helper's piece is done.
+type idleWorkers struct{ n *atomic.Int64 }
+
+func (w idleWorkers) Borrow(want int) int {
+	for {
+		free := w.n.Load()
+		if free <= 0 || want <= 0 {
+			return 0
+		}
+		got := min(int64(want), free)
+		if w.n.CompareAndSwap(free, free-got) {
+			return int(got)
+		}
+	}
+}
+
+func (w idleWorkers) Return(n int) { w.n.Add(int64(n)) }
+
 // startWorkers starts n workers on the job's queue; the returned function
 // closes the queue and waits for them to exit.
 func (j *job) startWorkers(n int) (stop func()) {
 	j.work = newWorkQueue()
+	j.idle.Store(int64(n))
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)

@@ -37,6 +37,8 @@ type TaskKernel struct {
 	// The task's output block and iteration step, for kernels whose work
 	// depends on them (take).
 	block, step []int
+	// helpers, when set, lends the task idle workers' cores (WithHelpers).
+	helpers Helpers
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -99,32 +101,43 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 	switch k.Core {
 	case "map":
 		leaf := func(i int) kernels.Operand { return t.outView(i, ins[i], out.Shape) }
+		if d, pieces := t.splitPieces(out.Shape, plan.Prod(out.Shape)); pieces > 1 {
+			row := int(plan.Prod(out.Shape[d+1:])) * out.DType.Size()
+			return t.runPieces(out.Shape[d], pieces, func(lo, hi int) error {
+				shape := append([]int(nil), out.Shape...)
+				shape[d] = hi - lo
+				pleaf := func(i int) kernels.Operand { return sliceOperand(leaf(i), d, lo, hi) }
+				return evalInto(alloc, k.Exprs[0], shape, pleaf, out.Data[lo*row:hi*row])
+			})
+		}
 		return evalInto(alloc, k.Exprs[0], out.Shape, leaf, out.Data)
 	case "reduce":
 		frame := t.frameShape(ins)
 		leaf := func(i int) kernels.Operand { return t.frameView(i, ins[i], frame) }
-		var x kernels.Operand
-		if e := k.Exprs[0]; plan.FoldsCast(k.Reduce, e) {
-			x = leaf(e.Args[0].Input) // widened as it is folded
-		} else if e.Op != "input" {
-			buf := alloc.Allocate(int(plan.Prod(frame)) * e.DType.Size())
-			defer alloc.Free(buf)
-			if err := evalInto(alloc, e, frame, leaf, buf); err != nil {
+		if rk, ok := recordKinds[k.Reduce]; ok {
+			x, release, err := t.reduceOperand(alloc, frame, leaf)
+			if err != nil {
 				return err
 			}
-			x = kernels.Contiguous(e.DType, buf, frame)
-		} else {
-			x = leaf(e.Input)
-		}
-		if rk, ok := recordKinds[k.Reduce]; ok {
+			defer release()
 			return t.recordStep(alloc, rk, out, x, first)
 		}
-		accShape := append([]int{}, x.Shape...)
+		accShape := append([]int{}, frame...)
 		for _, a := range k.Axes {
 			accShape[a] = 1
 		}
-		acc := kernels.Contiguous(out.DType, out.Data, accShape)
-		return kernels.Reduce(k.Reduce, acc, x, k.Axes, first)
+		if d, pieces := t.splitPieces(accShape, plan.Prod(frame)); pieces > 1 {
+			row := int(plan.Prod(accShape[d+1:])) * out.DType.Size()
+			return t.runPieces(accShape[d], pieces, func(lo, hi int) error {
+				pframe := append([]int(nil), frame...)
+				pframe[d] = hi - lo
+				pacc := append([]int(nil), accShape...)
+				pacc[d] = hi - lo
+				pleaf := func(i int) kernels.Operand { return sliceOperand(leaf(i), d, lo, hi) }
+				return t.reduceInto(alloc, kernels.Contiguous(out.DType, out.Data[lo*row:hi*row], pacc), pframe, pleaf, first)
+			})
+		}
+		return t.reduceInto(alloc, kernels.Contiguous(out.DType, out.Data, accShape), frame, leaf, first)
 	case "piecewise":
 		return t.piecewiseStep(out, ins, first)
 	case "cumsum", "cumprod", "sort", "argsort":
@@ -155,6 +168,35 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		}
 	}
 	return nil
+}
+
+// reduceOperand returns a reduce kernel's operand over frame: the input
+// itself, or its expression evaluated into a temporary (release frees it).
+func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) kernels.Operand) (kernels.Operand, func(), error) {
+	k := t.op.Kernel
+	e := k.Exprs[0]
+	switch {
+	case plan.FoldsCast(k.Reduce, e):
+		return leaf(e.Args[0].Input), func() {}, nil // widened as it is folded
+	case e.Op != "input":
+		buf := alloc.Allocate(int(plan.Prod(frame)) * e.DType.Size())
+		if err := evalInto(alloc, e, frame, leaf, buf); err != nil {
+			alloc.Free(buf)
+			return kernels.Operand{}, nil, err
+		}
+		return kernels.Contiguous(e.DType, buf, frame), func() { alloc.Free(buf) }, nil
+	}
+	return leaf(e.Input), func() {}, nil
+}
+
+// reduceInto folds the operand over frame into acc.
+func (t *TaskKernel) reduceInto(alloc Allocator, acc kernels.Operand, frame []int, leaf func(int) kernels.Operand, first bool) error {
+	x, release, err := t.reduceOperand(alloc, frame, leaf)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return kernels.Reduce(t.op.Kernel.Reduce, acc, x, t.op.Kernel.Axes, first)
 }
 
 // Finish applies a reduction's final expression (e.g. mean's division), or

@@ -46,7 +46,108 @@ func IsObjectStore(workDir string) bool {
 // are the intermediate results of an expression (map core) or of the
 // operand expressions (reduce and matmul cores), each the size of the
 // largest output block or input region.
+//
+// A task that folds several steps reads the next steps' inputs while it
+// computes the current one (see ReadAheadDepth) when the op's projection
+// with one more input buffer per stored input and step read ahead still
+// fits allowed_mem; the projection then includes those buffers.
 func ProjectedMem(op *Op) int64 {
+	return projectedBase(op) + readAheadMem(op, op.ReadAheadDepth())
+}
+
+// MaxReadAhead is the most steps a task reads ahead: two reads in flight
+// per task keep a cold disk busier than one (with two workers, four
+// requests in flight read about a fifth faster than two). A task reads a
+// second step ahead only when one step's buffers take at most
+// ReadAheadSecondMax bytes: one large read already keeps the disk busy for
+// long, and the memory is better left unused (peak RSS).
+const (
+	MaxReadAhead       = 2
+	ReadAheadSecondMax = 64 << 20
+)
+
+// ReadAheadDepth returns how many steps ahead of the one it computes a
+// task of op reads its inputs, each step on its own goroutine: 0 unless
+// the op folds more than one step per task (a reduction's streamed
+// blocks, matmul's contracted blocks) and at least one input is stored
+// (reading overlaps computing); else the most, up to MaxReadAhead and one
+// less than the first task's steps, whose buffers fit allowed_mem
+// (ProjectedMem counts them). Each step ahead holds one buffer per input,
+// the size it takes at one step: a stored chunk for an aligned input, the
+// region for the others (whose assembly scratch chunk and encoded copy
+// are counted with the read).
+func (op *Op) ReadAheadDepth() int {
+	buf, _ := readAheadBytes(op)
+	if buf == 0 {
+		return 0
+	}
+	depth := min(MaxReadAhead, int(Prod(op.IterShape(make([]int, len(op.TaskGrid())))))-1)
+	if buf > ReadAheadSecondMax {
+		depth = min(depth, 1)
+	}
+	base, allowed := projectedBase(op), op.Output.Spec.AllowedMem
+	for depth > 0 && base+readAheadMem(op, depth) > allowed {
+		depth--
+	}
+	return depth
+}
+
+// ReadsAhead reports whether a task of op reads ahead (ReadAheadDepth > 0).
+func (op *Op) ReadsAhead() bool { return op.ReadAheadDepth() > 0 }
+
+// readAheadBytes returns the memory read-ahead adds to a task of op per
+// step read ahead: buf, the inputs' buffers of one step, and reads, the
+// scratch chunks and encoded copies of one step's reads in flight (the
+// first step ahead's are counted with the current step's read, since the
+// two are never in flight together); both 0 when read-ahead does not apply.
+func readAheadBytes(op *Op) (buf, reads int64) {
+	if op.CopiesInput() || !op.foldsSteps() {
+		return 0, 0
+	}
+	copies := CopiesFor(op.Output.Spec.WorkDir)
+	stored := false
+	for i, in := range op.Inputs {
+		region := op.MaxInputRegionBytes(i)
+		switch {
+		case in.Array.Virtual():
+			buf += region
+		case op.InputAligned(i):
+			stored = true
+			buf += max(region, in.Array.ChunkBytes())
+			reads += in.Array.ChunkBytes() * copies.Read
+		default:
+			stored = true
+			buf += region
+			reads += in.Array.ChunkBytes() * (1 + copies.Read)
+		}
+	}
+	if !stored {
+		return 0, 0
+	}
+	return buf, reads
+}
+
+// readAheadMem is the memory reading depth steps ahead adds to a task.
+func readAheadMem(op *Op, depth int) int64 {
+	if depth <= 0 {
+		return 0
+	}
+	buf, reads := readAheadBytes(op)
+	return int64(depth)*buf + int64(depth-1)*reads
+}
+
+// foldsSteps reports whether a task of op (its first) takes more than one
+// iteration step.
+func (op *Op) foldsSteps() bool {
+	if op.NumTasks() == 0 {
+		return false
+	}
+	iter := op.IterShape(make([]int, len(op.TaskGrid())))
+	return Prod(iter) > 1
+}
+
+// projectedBase is ProjectedMem without read-ahead.
+func projectedBase(op *Op) int64 {
 	spec := op.Output.Spec
 	copies := CopiesFor(spec.WorkDir)
 	total := spec.ReservedMem + op.ExtraMem
