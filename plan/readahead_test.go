@@ -59,6 +59,10 @@ func TestReadAheadIsProjected(t *testing.T) {
 	if big := build(2_000_000_000, 3000); big.Op.ReadAheadDepth() != 1 {
 		t.Fatalf("a mean of 72 MB chunks reads %d steps ahead, want 1", big.Op.ReadAheadDepth())
 	}
+	// Steps over ReadAheadMaxBytes (162 MB here) do not read ahead.
+	if huge := build(4_000_000_000, 4500); huge.Op.ReadsAhead() {
+		t.Fatalf("a mean of 162 MB chunks reads %d steps ahead, want 0", huge.Op.ReadAheadDepth())
+	}
 	// The first op generates its input in place and takes one step: no
 	// read-ahead.
 	spec := &plan.Spec{AllowedMem: 100_000_000, ReservedMem: 10_000_000}
