@@ -123,8 +123,8 @@ class Started(Callback):
 
 target, work = sys.argv[1], sys.argv[2]
 spec = cubego.Spec(work_dir=work, allowed_mem="200MB")
-x = cubego.asarray(np.arange(400 * 400, dtype="f8").reshape(400, 400), chunks=(40, 40), spec=spec)
-y = (x.rechunk((400, 10)) * 3).rechunk((20, 20))
+x = cubego.asarray(np.arange(800 * 800, dtype="f8").reshape(800, 800), chunks=(40, 40), spec=spec)
+y = (x.rechunk((800, 10)) * 3).rechunk((20, 20))
 # intermediate_mem=0: the intermediates go to the work dir, whose debris is checked
 cubego.to_zarr(y, target, overwrite=True, callbacks=[Started()], intermediate_mem=0)
 """
@@ -140,7 +140,7 @@ def test_kill_9_writers_leave_only_whole_chunks_and_no_debris(tmp_path):
 
     import zarr
 
-    want = np.arange(400 * 400, dtype="f8").reshape(400, 400) * 3
+    want = np.arange(800 * 800, dtype="f8").reshape(800, 800) * 3
     target, work = tmp_path / "out.zarr", tmp_path / "work"
     rng = random.Random(17)
     killed_mid_run = 0
