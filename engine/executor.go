@@ -523,7 +523,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		// beside the step computing.
 		depth := 0
 		if steps > 1 {
-			depth = min(op.ReadAheadDepth(), steps-1)
+			depth = min(k.ReadAheadDepth(), steps-1)
 		}
 		type pending struct {
 			ins  []ops.Block

@@ -39,6 +39,9 @@ type TaskKernel struct {
 	block, step []int
 	// helpers, when set, lends the task idle workers' cores (WithHelpers).
 	helpers Helpers
+	// readAhead is op.ReadAheadDepth(), computed once per op: it looks at
+	// every block size of the inputs, too costly to repeat per task.
+	readAhead int
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -87,8 +90,12 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 		}
 	}
-	return &TaskKernel{op: op}, nil
+	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth()}, nil
 }
+
+// ReadAheadDepth is the op's plan.Op.ReadAheadDepth, computed when the
+// kernel was made.
+func (t *TaskKernel) ReadAheadDepth() int { return t.readAhead }
 
 // CopyOnly reports whether the kernel copies input 0 unchanged into the
 // output, so the engine may read the input region straight into the output
