@@ -451,9 +451,13 @@ def speedups(g: dict, peer: str, workloads) -> list[tuple[str, float]]:
     for (size, variant, case), by in g.items():
         if case.split(".")[0] not in workloads:
             continue
-        r = median(round_ratios(by.get(peer), by.get("cubego")))
-        if r is not None:
-            out.append((f"{case} {size} {variant}", r))
+        # The inverse of the headline's cubego/peer (median of the per-round
+        # ratios), so that a goal and the headline never disagree: with two
+        # rounds, the median of peer/cubego and of cubego/peer are means of
+        # inverse ratios, which can fall on both sides of 1.
+        r = median(round_ratios(by.get("cubego"), by.get(peer)))
+        if r:
+            out.append((f"{case} {size} {variant}", 1 / r))
     return out
 
 
