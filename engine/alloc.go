@@ -22,7 +22,9 @@ type Allocator struct {
 	mu     sync.Mutex
 	free   map[int][][]byte
 	pooled int64
-	limit  int64
+	// limit is read without mu by Allocate (a racing SetPoolLimit from a
+	// computation ending beside another is then seen a moment late).
+	limit atomic.Int64
 }
 
 // NewAllocator returns an allocator backed by C malloc, keeping no freed
@@ -34,18 +36,19 @@ func NewAllocator() *Allocator {
 // SetPoolLimit bounds the bytes in use plus the bytes of freed buffers kept
 // for reuse (0 keeps none). Lowering it releases kept buffers.
 func (a *Allocator) SetPoolLimit(n int64) {
-	a.mu.Lock()
-	a.limit = n
-	a.mu.Unlock()
+	a.limit.Store(n)
 	a.trim()
 }
 
 // RaisePoolLimit raises the pool limit to at least n (SetPoolLimit(n) when
 // it is lower); it never lowers it.
 func (a *Allocator) RaisePoolLimit(n int64) {
-	a.mu.Lock()
-	a.limit = max(a.limit, n)
-	a.mu.Unlock()
+	for {
+		old := a.limit.Load()
+		if old >= n || a.limit.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // trim releases kept buffers until the pool is within its limit.
@@ -53,7 +56,7 @@ func (a *Allocator) trim() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for size, bufs := range a.free {
-		for len(bufs) > 0 && a.cur.Load()+a.pooled > a.limit {
+		for len(bufs) > 0 && a.cur.Load()+a.pooled > a.limit.Load() {
 			b := bufs[len(bufs)-1]
 			bufs = bufs[:len(bufs)-1]
 			a.pooled -= int64(len(b))
@@ -82,7 +85,7 @@ func (a *Allocator) Allocate(n int) []byte {
 	a.mu.Unlock()
 	c := a.cur.Add(int64(n))
 	if b == nil {
-		if c+a.Pooled() > a.limit {
+		if c+a.Pooled() > a.limit.Load() {
 			a.trim()
 		}
 		b = a.mem.Allocate(n)
@@ -103,7 +106,7 @@ func (a *Allocator) Free(b []byte) {
 	}
 	n := len(b)
 	a.mu.Lock()
-	keep := a.cur.Load()+a.pooled <= a.limit
+	keep := a.cur.Load()+a.pooled <= a.limit.Load()
 	if keep {
 		a.free[n] = append(a.free[n], b)
 		a.pooled += int64(n)
