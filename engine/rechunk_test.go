@@ -315,3 +315,112 @@ func readAll(t *testing.T, res *Result, arrays ...*plan.Array) [][]float64 {
 	}
 	return out
 }
+
+// TestRechunkFusedIntoReductionProperties: over random shapes, chunkings,
+// reduced axes and budgets, a reduction reading a rechunk has the rechunk's
+// last copy fused into its first round when that copy computes one block
+// per task and the budget allows (the rechunked array is then never
+// stored), the sums are exact (integers) and every task allocates at most
+// its projection.
+func TestRechunkFusedIntoReductionProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	fused := 0
+	for i := range 60 {
+		nd := 1 + r.IntN(3)
+		shape := make([]int, nd)
+		for d := range shape {
+			shape[d] = 1 + r.IntN(30)
+		}
+		var axes []int
+		for d := range nd {
+			if r.IntN(2) == 0 {
+				axes = append(axes, d)
+			}
+		}
+		if len(axes) == 0 {
+			axes = []int{r.IntN(nd)}
+		}
+		spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: int64(4000 + r.IntN(100000)), ReservedMem: 0}
+		from, to := randomChunks(r, shape), randomChunks(r, shape)
+		if i%2 == 0 && nd > 1 {
+			// Swap-axes patterns, which rechunk in stages (whose last copy
+			// computes one block per task) when the budget is small.
+			for d := range shape {
+				shape[d] = 8 + r.IntN(20)
+			}
+			from, to = randomChunks(r, shape), randomChunks(r, shape)
+			nb := 8 * plan.Prod(shape)
+			spec.AllowedMem = nb/4 + r.Int64N(nb/4)
+			from[0], to[0] = shape[0], 1+r.IntN(3)
+			for d := 1; d < nd; d++ {
+				from[d], to[d] = 1+r.IntN(3), shape[d]
+			}
+		}
+		n := int(plan.Prod(shape))
+		x := literal(t, spec, shape, from, seq(n))
+		stored, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+		y, err := ops.RechunkMinMem(stored, to, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ops.Reduce("sum", y, axes, false, nil, 1+r.IntN(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Build([]*plan.Array{s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Fuse()
+		if p.Validate() != nil {
+			continue
+		}
+		stillStored := false
+		for _, o := range p.Ops {
+			stillStored = stillStored || o.Op.Output == y
+		}
+		if y.Op != nil && y.Op.Kind == "rechunk" && !stillStored {
+			fused++
+		}
+
+		var bad []string
+		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
+				bad = append(bad, ev.Op)
+			}
+		})
+		if err != nil {
+			t.Fatalf("case %d %v: %v", i, shape, err)
+		}
+		got := readAll(t, res, s)[0]
+		res.Close()
+		want := make([]float64, len(got))
+		reduced := map[int]bool{}
+		for _, a := range axes {
+			reduced[a] = true
+		}
+		for k := range n {
+			idx, rest, out := k, 1, 0
+			for d := nd - 1; d >= 0; d-- {
+				if !reduced[d] {
+					out += (idx % shape[d]) * rest
+					rest *= shape[d]
+				}
+				idx /= shape[d]
+			}
+			want[out] -= float64(k)
+		}
+		for k := range want {
+			if got[k] != want[k] {
+				t.Fatalf("case %d: shape %v chunks %v -> %v, sum over %v: element %d = %v, want %v", i, shape, stored.Chunks, y.Chunks, axes, k, got[k], want[k])
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("case %d: tasks of %v allocated more than projected", i, bad)
+		}
+	}
+	t.Logf("%d of 60 cases fused", fused)
+	if fused < 10 {
+		t.Errorf("only %d of 60 cases fused the rechunk into the reduction", fused)
+	}
+}

@@ -166,6 +166,9 @@ func fuseInto(c, p *Op) *Op {
 // misaligned or irregularly chunked result, or of a rechunk, plans: the
 // copy that makes the stored chunks writes them to the target directly.
 func fuseRechunkInto(c, p *Op) *Op {
+	if c.Kind == "blockwise" && c.Kernel.Core == "reduce" {
+		return fuseRechunkIntoFold(c, p)
+	}
 	x := p.Output
 	if !isMap(c) || len(c.Inputs) != 1 || c.Inputs[0].Array != x || c.TaskBlocks != nil ||
 		!reflect.DeepEqual(c.Inputs[0].Dims, Identity(x.NDim())) || len(c.Output.Chunks) != len(x.Chunks) {
@@ -181,6 +184,48 @@ func fuseRechunkInto(c, p *Op) *Op {
 	k.Exprs = []*Expr{expr}
 	return &Op{ID: c.ID, Name: c.Name, Func: p.Func + "+" + c.Func, Kind: p.Kind, Inputs: p.Inputs, Output: c.Output,
 		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem), TaskBlocks: p.TaskBlocks}
+}
+
+// fuseRechunkIntoFold returns reduction round c with rechunk copy p fused
+// in, or nil when c reads anything but p's output X or p computes more
+// than one block of X per task. Each step of a fused task assembles the
+// block of X it folds from the chunks of p's source that the block
+// overlaps (c's Blocks maps iterate over X's chunks through DimMap.Grid),
+// so X is never stored: `sum(rechunk(x, c))` writes and reads the
+// rechunked array once less. A task of p reads exactly one block of X's
+// worth of source, as each fused step does, so no stored chunk is read
+// more often than p reads it; a p that assembles several blocks per task
+// to read each source chunk once (TaskBlocks) is left alone.
+func fuseRechunkIntoFold(c, p *Op) *Op {
+	x := p.Output
+	if len(c.Inputs) != 1 || c.Inputs[0].Array != x {
+		return nil
+	}
+	for _, k := range p.TaskBlocks {
+		if k != 1 {
+			return nil
+		}
+	}
+	identity := Identity(x.NDim())
+	inputs := make([]Input, len(p.Inputs))
+	for k, pin := range p.Inputs {
+		if !equalInts(pin.Array.Shape, x.Shape) || !reflect.DeepEqual(pin.Dims, identity) {
+			return nil
+		}
+		dims := make([]DimMap, len(c.Inputs[0].Dims))
+		for d, m := range c.Inputs[0].Dims {
+			if m.Kind == Blocks && m.Grid == nil && !equalInts(pin.Array.Chunks[d], x.Chunks[d]) {
+				m.Grid = GridOf(x.Chunks[d])
+			}
+			dims[d] = m
+		}
+		inputs[k] = Input{Array: pin.Array, Dims: dims}
+	}
+	expr := renumber(c.Kernel.Exprs[0], func(int) *Expr { return p.Kernel.Exprs[0] })
+	k := c.Kernel
+	k.Exprs = append([]*Expr{expr}, c.Kernel.Exprs[1:]...)
+	return &Op{ID: c.ID, Name: c.Name, Func: p.Func + "+" + c.Func, Kind: c.Kind, Inputs: inputs, Output: c.Output,
+		Kernel: k, ExtraMem: max(c.ExtraMem, p.ExtraMem), TaskBlocks: c.TaskBlocks}
 }
 
 // sameFrames reports whether every operand frame dimension that an input

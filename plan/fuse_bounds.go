@@ -70,6 +70,13 @@ func InputBlocks(op *Op) int {
 			switch m.Kind {
 			case Full:
 				most = len(in.Array.Chunks[d])
+			case Blocks:
+				if m.Grid != nil {
+					off := Offsets(in.Array.Chunks[d])
+					for b := 1; b < len(m.Grid); b++ {
+						most = max(most, blocksOverlapped(off, m.Grid[b-1], 1, m.Grid[b]-m.Grid[b-1]))
+					}
+				}
 			case Affine, Scaled, Ranges:
 				if m.Kind == Affine && m.Step == 0 {
 					break

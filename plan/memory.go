@@ -259,7 +259,9 @@ func (op *Op) InputAligned(i int) bool {
 	for d, m := range in.Dims {
 		switch m.Kind {
 		case Blocks:
-			continue
+			if m.Grid != nil && !equalInts(m.Grid, GridOf(in.Array.Chunks[d])) {
+				return false
+			}
 		case Full:
 			if len(in.Array.Chunks[d]) != 1 {
 				return false

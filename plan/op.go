@@ -86,7 +86,11 @@ const (
 	// Blocks: the input blocks [e0*Factor, e1*Factor) where [e0, e1) is the
 	// output block's element range along OutDim, or all blocks when OutDim
 	// is -1. The task iterates over them one block at a time, in lockstep
-	// with the other inputs' Blocks dimensions on the same IterAxis.
+	// with the other inputs' Blocks dimensions on the same IterAxis. With
+	// Grid set, the blocks are those of Grid, a chunking of the input
+	// dimension other than the array's own: a rechunk fused into the
+	// reader (each step assembles a block of the rechunked array from the
+	// stored chunks it overlaps, and the rechunked array is never stored).
 	Blocks
 	// Full: the whole input dimension (which runs along OutDim of the
 	// output, or no output dimension when OutDim is -1).
@@ -123,6 +127,38 @@ type DimMap struct {
 	// Ranges are, for the Ranges kind, the input range [lo, hi) read for
 	// each output block along OutDim.
 	Ranges [][2]int `json:",omitempty"`
+	// Grid is, for the Blocks kind, the block boundaries (0, ..., the
+	// dimension's length; see GridOf) the task's steps iterate over along
+	// this dimension when they differ from the input array's chunks (nil:
+	// the array's own chunks).
+	Grid []int `json:",omitempty"`
+}
+
+// numBlocks returns the number of blocks a Blocks map iterates over along
+// dimension d of input array in: those of its Grid, else the array's.
+func (m DimMap) numBlocks(in *Array, d int) int {
+	if m.Grid != nil {
+		return len(m.Grid) - 1
+	}
+	return len(in.Chunks[d])
+}
+
+// maxBlock returns the largest block a Blocks map reads along dimension d.
+func (m DimMap) maxBlock(in *Array, d int) int {
+	if m.Grid == nil {
+		return MaxChunk(in.Chunks[d])
+	}
+	most := 0
+	for b := 1; b < len(m.Grid); b++ {
+		most = max(most, m.Grid[b]-m.Grid[b-1])
+	}
+	return most
+}
+
+// GridOf returns the Grid of a Blocks map iterating over the given chunk
+// sizes: their boundaries, from 0 to the dimension's length.
+func GridOf(chunks []int) []int {
+	return Offsets(chunks)
 }
 
 // Identity returns the maps of an input read at the output's own positions.
@@ -250,7 +286,7 @@ func (op *Op) OutputRange(task []int) (lo, hi []int) {
 // blocksRange returns the input block range a Blocks map covers for an
 // output block.
 func (m DimMap) blocksRange(in *Array, d int, lo, hi []int) (int, int) {
-	nb := len(in.Chunks[d])
+	nb := m.numBlocks(in, d)
 	if m.OutDim < 0 {
 		return 0, nb
 	}
@@ -297,7 +333,11 @@ func (op *Op) InputRegion(i int, block, step []int) Region {
 		case Blocks:
 			b0, _ := m.blocksRange(in.Array, d, lo, hi)
 			b := b0 + step[m.IterAxis]
-			r.Start[d], r.Step[d], r.Count[d] = in.Array.ChunkOffsets(d)[b], 1, in.Array.Chunks[d][b]
+			if m.Grid != nil {
+				r.Start[d], r.Step[d], r.Count[d] = m.Grid[b], 1, m.Grid[b+1]-m.Grid[b]
+			} else {
+				r.Start[d], r.Step[d], r.Count[d] = in.Array.ChunkOffsets(d)[b], 1, in.Array.Chunks[d][b]
+			}
 		case Full:
 			r.Start[d], r.Step[d], r.Count[d] = 0, 1, in.Array.Shape[d]
 		case Scaled:
@@ -357,7 +397,7 @@ func (op *Op) MaxInputRegionBytes(i int) int64 {
 				n *= int64(op.maxOutExtent(m.OutDim))
 			}
 		case Blocks:
-			n *= int64(MaxChunk(in.Array.Chunks[d]))
+			n *= int64(m.maxBlock(in.Array, d))
 		case Full:
 			n *= int64(in.Array.Shape[d])
 		case Scaled:
@@ -419,6 +459,13 @@ func (op *Op) check() error {
 				bad = m.Index < 0 || m.Index >= in.Array.Shape[d]
 			case Blocks:
 				bad = m.OutDim >= nout || m.IterAxis < 0 || (m.OutDim >= 0 && m.Factor < 1)
+				if m.Grid != nil {
+					g := m.Grid
+					bad = bad || len(g) < 2 || g[0] != 0 || g[len(g)-1] != in.Array.Shape[d]
+					for b := 1; b < len(g) && !bad; b++ {
+						bad = g[b] <= g[b-1]
+					}
+				}
 			case Full:
 				bad = m.OutDim >= nout
 			case Scaled:

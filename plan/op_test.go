@@ -44,6 +44,39 @@ func TestInputRegionBlocks(t *testing.T) {
 	}
 }
 
+func TestInputRegionBlocksGrid(t *testing.T) {
+	// The same round over x stored in chunks of 3 rows, iterating over the
+	// 2-row blocks of a rechunk fused into it (Grid): each step assembles
+	// its block from the stored chunks it overlaps.
+	x := testArray([]int{9, 3}, [][]int{{3, 3, 3}, {3}})
+	out := testArray([]int{3, 3}, [][]int{{1, 1, 1}, {3}})
+	grid := GridOf([]int{2, 2, 2, 2, 1})
+	op := NewOp("sum", "blockwise", []Input{{Array: x, Dims: []DimMap{
+		{Kind: Blocks, OutDim: 0, Factor: 2, Grid: grid}, {Kind: Affine, OutDim: 1, Step: 1}}}}, out, Kernel{Core: "reduce"})
+	if err := op.check(); err != nil {
+		t.Fatal(err)
+	}
+	if got := op.IterShape([]int{2, 0}); !reflect.DeepEqual(got, []int{1}) {
+		t.Errorf("last group has %v steps, want [1]", got)
+	}
+	r := op.InputRegion(0, []int{1, 0}, []int{1})
+	if !reflect.DeepEqual(r, Region{Start: []int{6, 0}, Step: []int{1, 1}, Count: []int{2, 3}}) {
+		t.Errorf("got %+v", r)
+	}
+	if op.InputAligned(0) {
+		t.Error("a grid other than the stored chunks reads misaligned regions")
+	}
+	if got := InputBlocks(op); got != 2 {
+		t.Errorf("a step overlaps at most %d stored chunks, want 2", got)
+	}
+	for _, bad := range [][]int{{0, 2, 9, 8, 9}, {1, 9}, {0, 4, 8}, {0, 4, 4, 9}, {0}} {
+		op.Inputs[0].Dims[0].Grid = bad
+		if op.check() == nil {
+			t.Errorf("grid %v accepted for a dimension of 9", bad)
+		}
+	}
+}
+
 func TestProjectedMemAndValidate(t *testing.T) {
 	spec := &Spec{AllowedMem: 1000, ReservedMem: 100}
 	x := NewArray([]int{100}, zarr.Float64, [][]int{{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}}, spec)
