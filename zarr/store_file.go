@@ -182,6 +182,28 @@ func (s *fileStore) GetRange(ctx context.Context, key string, offset, length int
 	return b, nil
 }
 
+// GetRangesInto implements RangesReaderInto: one open, one positioned
+// read per range.
+func (s *fileStore) GetRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) error {
+	f, size, err := s.open(ctx, "get ranges of", key)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for i, off := range offsets {
+		if off < 0 || off+int64(len(dsts[i])) > size {
+			return fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := f.ReadAt(dsts[i], off); err != nil {
+			return s.err("get ranges of", key, err)
+		}
+	}
+	return nil
+}
+
 // GetSuffix implements SuffixGetter.
 func (s *fileStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte, error) {
 	if n < 0 {

@@ -72,6 +72,21 @@ func (s *memoryStore) GetRange(ctx context.Context, key string, offset, length i
 	return slices.Clone(cutRange(v, offset, length)), nil
 }
 
+// GetRangesInto implements RangesReaderInto.
+func (s *memoryStore) GetRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) error {
+	v, err := s.lookup(ctx, key)
+	if err != nil {
+		return err
+	}
+	for i, off := range offsets {
+		if off < 0 || off+int64(len(dsts[i])) > int64(len(v)) {
+			return fmt.Errorf("%w: range [%d, %d) of key %q, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, len(v))
+		}
+		copy(dsts[i], v[off:])
+	}
+	return nil
+}
+
 // GetSuffix implements SuffixGetter.
 func (s *memoryStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte, error) {
 	if n < 0 {
