@@ -272,8 +272,8 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 			}
 		}
 	} else {
-		for _, o := range p.Ops {
-			if err = run(ctx, o); err != nil {
+		for _, group := range readSharingGroups(p, opts.MaxWorkers) {
+			if err = runStage(ctx, group, run); err != nil {
 				break
 			}
 		}
@@ -295,6 +295,79 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	st.PeakRSS = peakRSS()
 	j.emit(Event{Type: ComputeEnd, ComputeID: j.id, Time: time.Now()})
 	return res, nil
+}
+
+// readSharingGroups returns the plan's ops in the order they run without
+// ComputeArraysInParallel: one by one in plan order, except that ops
+// ready at the same point that read a common stored array run together
+// (with more than one worker), their tasks sharing the workers. Each
+// stored chunk they share is then read by their tasks at about the same
+// time, from the disk once and from the page cache after: W2's
+// mean(u*u), mean(v*v) and mean(u*v) read u and v once from a cold disk
+// rather than twice. Admission is unchanged (every task holds its
+// projection), so memory stays within the budget.
+func readSharingGroups(p *plan.Plan, workers int) [][]*plan.OpInfo {
+	var groups [][]*plan.OpInfo
+	if workers < 2 {
+		for _, o := range p.Ops {
+			groups = append(groups, []*plan.OpInfo{o})
+		}
+		return groups
+	}
+	produced := map[*plan.Array]bool{} // outputs of ops run or grouped to run
+	pending := map[*plan.Array]bool{}  // outputs of ops not yet grouped
+	for _, o := range p.Ops {
+		pending[o.Op.Output] = true
+	}
+	ready := func(o *plan.OpInfo) bool {
+		for _, a := range o.Op.InputArrays() {
+			if pending[a] && !produced[a] {
+				return false
+			}
+		}
+		return true
+	}
+	grouped := map[*plan.OpInfo]bool{}
+	for i, o := range p.Ops {
+		if grouped[o] {
+			continue
+		}
+		group := []*plan.OpInfo{o}
+		reads := map[*plan.Array]bool{}
+		for _, a := range o.Op.InputArrays() {
+			if !a.Virtual() {
+				reads[a] = true
+			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for _, q := range p.Ops[i+1:] {
+				if grouped[q] || !ready(q) || slices.Contains(group, q) {
+					continue
+				}
+				shares := false
+				for _, a := range q.Op.InputArrays() {
+					shares = shares || reads[a]
+				}
+				if !shares {
+					continue
+				}
+				group = append(group, q)
+				for _, a := range q.Op.InputArrays() {
+					if !a.Virtual() {
+						reads[a] = true
+					}
+				}
+				changed = true
+			}
+		}
+		for _, g := range group {
+			grouped[g] = true
+			produced[g.Op.Output] = true
+		}
+		groups = append(groups, group)
+	}
+	return groups
 }
 
 // intermediateReleaser returns a function to call when an op has finished:
