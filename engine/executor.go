@@ -179,6 +179,9 @@ type job struct {
 	// unneeded are, in a resumed computation, the ops whose output no op
 	// still to run needs (see markUnneeded).
 	unneeded map[*plan.OpInfo]bool
+	// reverse are the ops that run their tasks in reverse block order
+	// (see scanDirections).
+	reverse map[*plan.OpInfo]bool
 }
 
 var computeCounter atomic.Int64
@@ -265,17 +268,14 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		}
 		return err
 	}
-	if opts.ComputeArraysInParallel {
-		for _, stage := range p.Stages() {
-			if err = runStage(ctx, stage, run); err != nil {
-				break
-			}
-		}
-	} else {
-		for _, group := range readSharingGroups(p, opts.MaxWorkers) {
-			if err = runStage(ctx, group, run); err != nil {
-				break
-			}
+	groups := p.Stages()
+	if !opts.ComputeArraysInParallel {
+		groups = readSharingGroups(p, opts.MaxWorkers)
+	}
+	j.reverse = scanDirections(groups)
+	for _, group := range groups {
+		if err = runStage(ctx, group, run); err != nil {
+			break
 		}
 	}
 	if err != nil {
@@ -370,6 +370,40 @@ func readSharingGroups(p *plan.Plan, workers int) [][]*plan.OpInfo {
 	return groups
 }
 
+// scanDirections returns the ops, of groups run in order, that run their
+// tasks in reverse block order: those whose largest stored input was
+// streamed (read, or written by its producer) an odd number of times by
+// the groups before. The page cache holds the end of what was streamed
+// last, so the next pass over the same array starts there: the second
+// pass of `sum(x - mean(x, axis=0))` over an x larger than memory reads
+// from the page cache the part of x that the first pass left there,
+// instead of evicting it just before needing it. Results do not depend on
+// the order in which tasks run.
+func scanDirections(groups [][]*plan.OpInfo) map[*plan.OpInfo]bool {
+	reverse := map[*plan.OpInfo]bool{}
+	streamed := map[*plan.Array]int{}
+	for _, group := range groups {
+		for _, o := range group {
+			var largest *plan.Array
+			for _, a := range o.Op.InputArrays() {
+				if !a.Virtual() && (largest == nil || a.NBytes() > largest.NBytes()) {
+					largest = a
+				}
+			}
+			if largest != nil && streamed[largest]%2 == 1 {
+				reverse[o] = true
+			}
+		}
+		for _, o := range group {
+			for _, a := range o.Op.InputArrays() {
+				streamed[a]++
+			}
+			streamed[o.Op.Output]++
+		}
+	}
+	return reverse
+}
+
 // intermediateReleaser returns a function to call when an op has finished:
 // it deletes each intermediate the op read once no op still to run reads
 // it, so a computation holds on disk only the intermediates it still needs
@@ -439,7 +473,7 @@ func runStage(ctx context.Context, stage []*plan.OpInfo, run func(context.Contex
 // events.
 func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
 	op := o.Op
-	r := &opRun{j: j, o: o}
+	r := &opRun{j: j, o: o, reverse: j.reverse[o]}
 	kernel, err := ops.NewTaskKernel(op)
 	if err != nil {
 		return r, err

@@ -100,3 +100,73 @@ func TestReadSharingGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondPassRunsInReverse: in sum(x - mean(x, axis=0)) the first round
+// of the mean streams x forward and the op reading x again runs its tasks
+// from the last block to the first; the sum is right either way.
+func TestSecondPassRunsInReverse(t *testing.T) {
+	spec := testSpec(t)
+	dir := t.TempDir()
+	x0 := literal(t, spec, []int{8, 3}, []any{1, 3}, seq(24))
+	out, err := ops.ToZarr(x0, plan.ZarrRef{Store: dir, Path: "x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compute(t, Options{}, out)
+	x, err := ops.FromZarr(context.Background(), dir, "x", nil, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := ops.Reduce("mean", x, []int{0}, true, nil, 2)
+	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: m})
+	sq, _ := ops.Elemwise("multiply", ops.Operand{Array: d}, ops.Operand{Array: d})
+	s, err := ops.Reduce("sum", sq, nil, false, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fuse()
+	reverse := scanDirections(readSharingGroups(p, 2))
+	var readers []bool
+	for _, o := range p.Ops {
+		for _, a := range o.Op.InputArrays() {
+			if a == x {
+				readers = append(readers, reverse[o])
+			}
+		}
+	}
+	if len(readers) != 2 || readers[0] || !readers[1] {
+		t.Fatalf("ops reading x run in reverse: %v, want [false true]", readers)
+	}
+	order := []int{}
+	res, err := Execute(context.Background(), p, Options{MaxWorkers: 1}, func(ev Event) {
+		if ev.Type == TaskEnd && ev.Op == p.Ops[len(p.Ops)-2].Op.Name {
+			order = append(order, ev.Block[0])
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, res, s)[0][0]
+	res.Close()
+	// Columns 0..2 of x hold 3i + j: deviations from the column mean
+	// 3(i - 3.5), squared and summed over 8 rows and 3 columns.
+	want := 0.0
+	for i := range 8 {
+		want += 3 * 9 * (float64(i) - 3.5) * (float64(i) - 3.5)
+	}
+	if !near(got, want) {
+		t.Fatalf("sum = %v, want %v", got, want)
+	}
+	if len(order) < 2 {
+		t.Fatalf("the second pass ran %d tasks, want several", len(order))
+	}
+	for k := 1; k < len(order); k++ {
+		if order[k] > order[k-1] {
+			t.Fatalf("the second pass ran blocks in order %v, not from the last", order)
+		}
+	}
+}

@@ -36,6 +36,7 @@ type opRun struct {
 	peak     int64
 	backups  int64
 	skipped  bool // resumed: the output was complete, no task ran
+	reverse  bool // tasks run from the last block to the first
 	// written holds, in a resumed computation, the keys of the output
 	// chunks already in the store: their tasks are not run again.
 	writtenKeys  map[string]bool
@@ -79,6 +80,13 @@ func (r *opRun) run(ctx context.Context) error {
 	r.active = map[*task]struct{}{}
 	nb := r.o.Op.TaskGrid()
 	next := make([]int, len(nb))
+	step := advance
+	if r.reverse {
+		for d := range next {
+			next[d] = nb[d] - 1
+		}
+		step = retreat
+	}
 	more := true
 	perTask := r.j.blocksPerTask(r.o)
 	// nextTask gathers the next task's blocks, leaving out those a resumed
@@ -91,7 +99,7 @@ func (r *opRun) run(ctx context.Context) error {
 			} else {
 				r.skippedTasks++
 			}
-			more = advance(next, nb)
+			more = step(next, nb)
 		}
 		return t
 	}
@@ -336,6 +344,19 @@ func (j *job) startWorkers(n int) (stop func()) {
 		j.work.close()
 		wg.Wait()
 	}
+}
+
+// retreat moves block coordinates to the previous block in C order and
+// reports whether there is one.
+func retreat(block, nb []int) bool {
+	for d := len(nb) - 1; d >= 0; d-- {
+		block[d]--
+		if block[d] >= 0 {
+			return true
+		}
+		block[d] = nb[d] - 1
+	}
+	return false
 }
 
 // advance moves block coordinates to the next block in C order and reports
