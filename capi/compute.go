@@ -41,7 +41,7 @@ var (
 	computeKeys = []string{"executor", "max_workers", "retries", "process_budget", "batch_size",
 		"compute_arrays_in_parallel", "use_backups", "optimize_graph", "resume", "intermediate_mem",
 		"max_total_source_arrays", "max_total_num_input_blocks", "single_input_fusion", "runner", "tasks_per_batch"}
-	planKeys = []string{"optimize_graph", "dot", "max_total_source_arrays", "max_total_num_input_blocks", "single_input_fusion"}
+	planKeys = []string{"optimize_graph", "dot", "counts", "max_total_source_arrays", "max_total_num_input_blocks", "single_input_fusion"}
 )
 
 // checkKeys refuses option keys outside known, naming them all.
@@ -349,6 +349,17 @@ func cg_job_events(h C.uint64_t, out **C.char, errOut **C.char) (status C.int32_
 type planInfo struct {
 	plan.Stats
 	DOT string `json:"dot,omitempty"`
+	// counts, asked for with "counts", replaces the whole answer: a
+	// notebook repr needs only these, and the full statistics take
+	// longer to make and parse than the rest of the repr.
+	counts *planCounts
+}
+
+// planCounts is cg_plan's answer with "counts": true.
+type planCounts struct {
+	NumOps    int   `json:"num_ops"`
+	NumTasks  int64 `json:"num_tasks"`
+	NumArrays int   `json:"num_arrays"`
 }
 
 //export cg_plan
@@ -358,6 +369,9 @@ func cg_plan(arrays *C.uint64_t, n C.int64_t, optsJSON *C.char, out **C.char, er
 		info, err := planOf(handleSlice(arrays, n), C.GoString(optsJSON))
 		if err != nil {
 			return err
+		}
+		if info.counts != nil {
+			return setJSON(info.counts, out)
 		}
 		return setJSON(info, out)
 	}()
@@ -382,9 +396,26 @@ func planOf(handles []uint64, optsJSON string) (planInfo, error) {
 	if err != nil {
 		return planInfo{}, err
 	}
+	counts, err := a.boolean("counts", false)
+	if err != nil {
+		return planInfo{}, err
+	}
 	p, err := buildPlan(outs, a)
 	if err != nil {
 		return planInfo{}, err
+	}
+	if counts {
+		arrays := map[*plan.Array]bool{}
+		for _, o := range p.Ops {
+			arrays[o.Op.Output] = true
+			for _, in := range o.Op.InputArrays() {
+				arrays[in] = true
+			}
+		}
+		for _, o := range p.Outputs {
+			arrays[o] = true
+		}
+		return planInfo{counts: &planCounts{NumOps: len(p.Ops), NumTasks: p.NumTasks(), NumArrays: len(arrays)}}, nil
 	}
 	info := planInfo{Stats: p.Stats()}
 	if dot {

@@ -102,6 +102,16 @@ def test_plan_info(spec):
     assert any("add" in op["func"] for op in plan["ops"])
 
 
+@pytest.mark.parametrize("optimize_graph", [True, False])
+def test_plan_info_counts_match_the_full_statistics(spec, optimize_graph):
+    x = cubego.asarray(np.ones((8, 8)), chunks=4, spec=spec)
+    y = cubego.asarray(np.arange(64.0).reshape(8, 8), chunks=(2, 8), spec=spec)
+    arrays = (cubego.sum(x + 1), cubego.mean(x * y, axis=0))
+    full = cubego.core.plan.plan_info(*arrays, optimize_graph=optimize_graph)
+    counts = cubego.core.plan.plan_info(*arrays, optimize_graph=optimize_graph, counts=True)
+    assert counts == {k: full[k] for k in ("num_ops", "num_tasks", "num_arrays")}
+
+
 def test_compute_returns_numpy(spec):
     x = cubego.arange(5, chunks=2, spec=spec)
     (result,) = cubego.compute(x)

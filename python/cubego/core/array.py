@@ -322,7 +322,7 @@ class Array:
         except NotImplementedError:
             grid = ""
         try:
-            info = plan_info(self)  # the counts only: no FinalizedPlan
+            info = plan_info(self, counts=True)  # the counts only: no FinalizedPlan
             arrays = f"{info['num_arrays']} arrays in plan"
             tasks = f"{info['num_tasks']} tasks"
         except Exception:  # a plan that cannot be built still has a summary
