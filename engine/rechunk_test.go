@@ -424,3 +424,71 @@ func TestRechunkFusedIntoReductionProperties(t *testing.T) {
 		t.Errorf("only %d of 60 cases fused the rechunk into the reduction", fused)
 	}
 }
+
+// TestRechunkReadsRawSourceInPart: swap-axes rechunks of an uncompressed
+// Zarr source on local disk, whose target blocks need contiguous runs of
+// at least zarr.BoxReadGap bytes from every source chunk, are one stage
+// reading the source directly (no intermediate); the values and their sum
+// are exact and every task allocates at most its projection.
+func TestRechunkReadsRawSourceInPart(t *testing.T) {
+	for _, tc := range []struct{ n, c int }{{500, 190}, {700, 256}, {600, 200}} {
+		// Seven source chunks: a one-stage copy of whole chunks (the whole
+		// array at once) does not fit, a target block read in part does.
+		spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: int64(7 * 8 * tc.n * tc.c), ReservedMem: 0}
+		dir := t.TempDir()
+		x0 := literal(t, testSpec(t), []int{tc.n, tc.n}, []any{tc.n, tc.c}, seq(tc.n*tc.n))
+		out, err := ops.ToZarr(x0, plan.ZarrRef{Store: dir, Path: "x"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compute(t, Options{}, out)
+		x, err := ops.FromZarr(context.Background(), dir, "x", nil, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !x.PartialReads {
+			t.Fatal("an uncompressed local source does not read chunks in part")
+		}
+		y, err := ops.Rechunk(x, []any{tc.c, tc.n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stages := rechunkStages(y); len(stages) != 1 || stages[0].Inputs[0].Array != x {
+			t.Fatalf("n=%d c=%d: %d stages, want one reading the source", tc.n, tc.c, len(stages))
+		}
+		s, err := ops.Reduce("sum", y, nil, false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Build([]*plan.Array{y, s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Fuse()
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		var bad []string
+		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
+				bad = append(bad, ev.Op)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, res, y, s)
+		res.Close()
+		for k, g := range got[0] {
+			if g != float64(k) {
+				t.Fatalf("n=%d c=%d: element %d = %v", tc.n, tc.c, k, g)
+			}
+		}
+		if m := float64(tc.n * tc.n); got[1][0] != m*(m-1)/2 {
+			t.Fatalf("n=%d c=%d: sum %v, want %v", tc.n, tc.c, got[1][0], m*(m-1)/2)
+		}
+		if len(bad) > 0 {
+			t.Errorf("n=%d c=%d: tasks of %v allocated more than projected", tc.n, tc.c, bad)
+		}
+	}
+}

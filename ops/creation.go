@@ -155,6 +155,7 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 	}
 	a := plan.NewArray(meta.Shape, dt, stored, spec)
 	a.Source = &plan.ZarrRef{Store: store, Path: path, StorageOptions: storageOptions}
+	a.PartialReads = z.ReadsBoxes()
 	if chunks == nil {
 		return a, nil
 	}

@@ -72,6 +72,13 @@ const maxRechunkStages = 6
 //   - One stage when a copy region covering lcm(S, T) elements per
 //     dimension (TaskBlocks target blocks, a union of whole source chunks)
 //     fits the memory budget.
+//   - Otherwise, when x's chunks can be read in part (a raw Zarr source on
+//     local disk, plan.Array.PartialReads) and the part of a source chunk
+//     a target block needs is made of runs of at least zarr.BoxReadGap
+//     bytes (boxRunElems), one stage of target blocks, each reading just
+//     those parts: the source is read once and nothing else is written.
+//     Swap-axes rechunks, (N, c) → (c, N), are of this kind: a band of c
+//     rows of a C-order chunk is one contiguous run.
 //   - Otherwise several stages through intermediate chunk shapes (Rechunker's
 //     multi-stage algorithm). The first candidate is two stages through
 //     I = min(S, T) per dimension (x → I reads each source chunk once,
@@ -91,6 +98,15 @@ func rechunkStages(x *plan.Array, target [][]int, minMem int64) *plan.Array {
 		s, t := x.ChunkShape(), chunkShapeOf(target)
 		if op := copyOp(x, target, taskBlocksFor(x.Shape, s, t)); op != nil {
 			return op
+		}
+		if x.PartialReads && int64(boxRunElems(s, t))*int64(x.DType.Size()) >= zarr.BoxReadGap {
+			// Each target block reads, from each source chunk it overlaps,
+			// runs of at least BoxReadGap bytes: reading only those parts
+			// reads the source once, with no intermediate to write and
+			// read back.
+			if op := copyOp(x, target, nil); op != nil {
+				return op
+			}
 		}
 		if out := multiStage(x, s, t, target, minMem); out != nil {
 			return out
@@ -231,6 +247,22 @@ func copyOp(x *plan.Array, chunks [][]int, taskBlocks []int) *plan.Array {
 
 // unlink drops an op that was planned but not used.
 func unlink(a *plan.Array) { a.Op = nil }
+
+// boxRunElems returns the length, in elements, of the contiguous runs of
+// the part of a source chunk (shape s) that a target block (shape t)
+// needs, both C order: the trailing dimensions the part covers whole, and
+// the first it does not, multiply.
+func boxRunElems(s, t []int) int {
+	run := 1
+	for d := len(s) - 1; d >= 0; d-- {
+		e := min(s[d], t[d])
+		run *= e
+		if e < s[d] {
+			break
+		}
+	}
+	return run
+}
 
 // taskBlocksFor returns how many target blocks of size t along each
 // dimension make a copy region of lcm(s, t) elements (capped at the

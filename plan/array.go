@@ -26,6 +26,12 @@ type Array struct {
 	Generator *Generator
 	Source    *ZarrRef
 
+	// PartialReads is set on a Source whose chunks are stored raw in a
+	// store that reads byte ranges (zarr.Array.ReadsBoxes): reading part
+	// of one of its chunks reads only that part, which lets a rechunk read
+	// its source directly instead of through intermediates.
+	PartialReads bool
+
 	// Target, when set, is where the computed array is written (to_zarr).
 	// Otherwise the engine writes it to an intermediate under the work dir.
 	Target *ZarrRef

@@ -143,3 +143,29 @@ def test_rechunk_stored_in_shards_matches_numpy(tmp_path, spec, src):
     z = zarr.open_array(out, mode="r")
     assert z.chunks == (8, 8) and z.shards == (16, 16)
     np.testing.assert_array_equal(z[...], a)
+
+
+@pytest.mark.parametrize("compressors", [None, zarr.codecs.ZstdCodec()])
+def test_swap_axes_rechunk_of_raw_chunks_reads_the_source_directly(tmp_path, compressors):
+    """(N, c) -> (c, N) of uncompressed chunks on local disk: each target block
+    reads a contiguous band of every source chunk, so the rechunk is one stage
+    with no intermediate and feeds the reduction directly; compressed chunks
+    (decoded whole) go through an intermediate. Both match numpy."""
+    n, c = 1024, 192  # a band of c rows of a (n, c) chunk: 288 KiB contiguous
+    spec = cubego.Spec(work_dir=str(tmp_path / "work"), allowed_mem="12MB")  # the array is 8 MB
+    a = np.random.default_rng(5).random((n, n))
+    path = str(tmp_path / "x.zarr")
+    z = zarr.create_array(path, shape=a.shape, chunks=(n, c), dtype=a.dtype, compressors=compressors)
+    z[...] = a
+    x = cubego.from_zarr(path, spec=spec)
+    y = cubego.rechunk(x, (c, n))
+    s = cubego.sum(y)
+    funcs = [o.func for o in s.plan().ops]
+    if compressors is None:
+        assert funcs[0] == "rechunk+sum", funcs
+        assert sum("rechunk" in f for f in funcs) == 1, funcs
+    else:
+        assert sum("rechunk" in f for f in funcs) >= 2, funcs
+    np.testing.assert_allclose(s.compute(), a.sum(), rtol=1e-12)
+    np.testing.assert_allclose(cubego.sum(y, axis=1).compute(), a.sum(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(y.compute(), a)

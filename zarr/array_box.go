@@ -29,6 +29,14 @@ const BoxReadGap = 256 << 10
 // box of many short runs) is read as a whole chunk.
 const maxBoxReads = 1 << 14
 
+// ReadsBoxes reports whether ReadChunkBox reads parts of this array's
+// chunks (raw chunks in a store that reads byte ranges) rather than
+// declining, so that reading part of a chunk costs only that part.
+func (a *Array) ReadsBoxes() bool {
+	_, ok := a.store.(RangesReaderInto)
+	return ok && a.pipe.passThrough
+}
+
 // ReadChunkBox reads the elements [start[d], start[d]+count[d]) of the
 // chunk at coords, reading only the stored bytes the box needs (and the
 // gaps under BoxReadGap between them). Box element i (an index vector)
@@ -44,10 +52,10 @@ const maxBoxReads = 1 << 14
 // a box of more than maxBoxReads separate reads: the caller then reads the
 // whole chunk with ReadChunk.
 func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, dst []byte, dstOff int, dstStrides []int, scratch []byte) (bool, error) {
-	rr, ok := a.store.(RangesReaderInto)
-	if !ok || !a.pipe.passThrough {
+	if !a.ReadsBoxes() {
 		return false, nil
 	}
+	rr := a.store.(RangesReaderInto)
 	if err := a.checkChunk(coords, a.chunkBytes, "buffer"); err != nil {
 		return false, err
 	}
