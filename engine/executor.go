@@ -561,6 +561,42 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 				p.err = readStep(stepAt(s), p.ins)
 			}()
 		}
+		// Local inputs are prefetched into the page cache instead
+		// (plan.Op.PrefetchDepth: no process memory): the chunks of steps
+		// s..s+prefetch are handed, in order, to a goroutine that asks the
+		// kernel to read them while step s is read and computed, so the
+		// disk's queue holds several steps' reads at once.
+		prefetch := 0
+		if steps > 1 {
+			prefetch = min(k.PrefetchDepth(), steps-1)
+		}
+		var queue chan int
+		sent := -1
+		prefetchTo := func(s int) {
+			for queue != nil && sent < min(s, steps-1) {
+				sent++
+				select {
+				case queue <- sent:
+				default: // the kernel is behind: drop the advice
+				}
+			}
+		}
+		if prefetch > 0 {
+			queue = make(chan int, prefetch+1)
+			defer close(queue) // before wg.Wait
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { _ = recover() }() // advice only: the read reports failures
+				for s := range queue {
+					if ctx.Err() != nil {
+						continue
+					}
+					j.prefetchStep(ctx, op, block, stepAt(s), piecewise)
+				}
+			}()
+			prefetchTo(prefetch)
+		}
 		if steps > 0 {
 			start(0, false)
 		}
@@ -576,6 +612,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			if p.err != nil {
 				return 0, p.err
 			}
+			prefetchTo(s + prefetch)
 			err := k.At(block, stepAt(s)).Step(ta, outBlock, p.ins, s == 0)
 			freeStep(p.ins)
 			if err != nil {
@@ -610,6 +647,24 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		return 0, err
 	}
 	return 0, nil
+}
+
+// prefetchStep prefetches into the page cache the chunks of the inputs of
+// one step of a task that are stored on local disk (plan.Array.PageCached).
+func (j *job) prefetchStep(ctx context.Context, op *plan.Op, block, step []int, piecewise bool) {
+	for i, in := range op.Inputs {
+		if !in.Array.PageCached() {
+			continue
+		}
+		r := op.InputRegion(i, block, step)
+		if piecewise {
+			var ok bool
+			if r, _, ok = r.Clip(in.Array.Shape); !ok {
+				continue
+			}
+		}
+		j.prefetchRegion(ctx, in.Array, r)
+	}
 }
 
 // writeBlocks writes each output block of a task computed as one region

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
 )
 
 // readRegion fills dst[:region bytes] (C order, the region's shape) with
@@ -104,6 +105,64 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 		}
 		if d < 0 {
 			return nil
+		}
+	}
+}
+
+// prefetchRegion asks the store of a local stored array to read the
+// chunks region r of a overlaps into the page cache (zarr.Prefetcher), so
+// that readRegion finds them there. It holds no memory of the process's;
+// on a store that cannot prefetch it does nothing. Errors are dropped: the
+// read reports them.
+func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) {
+	if r.Size() == 0 || a.Virtual() {
+		return
+	}
+	z, err := j.storage.array(ctx, a)
+	if err != nil {
+		return
+	}
+	if _, ok := z.Store().(zarr.Prefetcher); !ok {
+		return
+	}
+	n := len(r.Count)
+	blocks := make([][]int, n)
+	for d := range n {
+		off := a.ChunkOffsets(d)
+		first, last := r.Start[d], r.Start[d]+r.Step[d]*(r.Count[d]-1)
+		first, last = max(min(first, last), 0), min(max(first, last), off[len(off)-1]-1)
+		if first > last {
+			return
+		}
+		for b := a.BlockOf(d, first); b <= a.BlockOf(d, last); b++ {
+			if lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1]); lo <= hi {
+				blocks[d] = append(blocks[d], b)
+			}
+		}
+		if len(blocks[d]) == 0 {
+			return
+		}
+	}
+	idx := make([]int, n)
+	coords := make([]int, n)
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		for d := range n {
+			coords[d] = blocks[d][idx[d]]
+		}
+		z.PrefetchChunk(ctx, coords)
+		d := n - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < len(blocks[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
 		}
 	}
 }
