@@ -562,37 +562,49 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			}()
 		}
 		// Local inputs are prefetched into the page cache instead
-		// (plan.Op.PrefetchDepth: no process memory): the chunks of steps
-		// s..s+prefetch are handed, in order, to a goroutine that asks the
-		// kernel to read them while step s is read and computed, so the
-		// disk's queue holds several steps' reads at once.
+		// (plan.Op.PrefetchDepth: no process memory). A goroutine asks
+		// the kernel, step after step in order, for the chunks of the steps
+		// up to prefetch ahead of the last one read, so the disk's queue
+		// holds several steps' reads while a step is read and computed;
+		// steps already read by the time it gets to them are skipped.
 		prefetch := 0
 		if steps > 1 {
 			prefetch = min(k.PrefetchDepth(), steps-1)
 		}
-		var queue chan int
-		sent := -1
+		var pfTarget, pfRead atomic.Int64 // the last step to prefetch; the last step read
+		pfRead.Store(-1)
+		wake, stop := make(chan struct{}, 1), make(chan struct{})
 		prefetchTo := func(s int) {
-			for queue != nil && sent < min(s, steps-1) {
-				sent++
+			if prefetch > 0 {
+				pfTarget.Store(int64(min(s, steps-1)))
 				select {
-				case queue <- sent:
-				default: // the kernel is behind: drop the advice
+				case wake <- struct{}{}:
+				default:
 				}
 			}
 		}
 		if prefetch > 0 {
-			queue = make(chan int, prefetch+1)
-			defer close(queue) // before wg.Wait
+			defer close(stop) // before wg.Wait
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { _ = recover() }() // advice only: the read reports failures
-				for s := range queue {
-					if ctx.Err() != nil {
-						continue
+				defer func() { _ = recover() }() // advice only: the reads report failures
+				for next := int64(0); ; {
+					for ; next <= pfTarget.Load(); next++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if ctx.Err() == nil && next > pfRead.Load() {
+							j.prefetchStep(ctx, op, block, stepAt(int(next)), piecewise)
+						}
 					}
-					j.prefetchStep(ctx, op, block, stepAt(s), piecewise)
+					select {
+					case <-wake:
+					case <-stop:
+						return
+					}
 				}
 			}()
 			prefetchTo(prefetch)
@@ -612,6 +624,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			if p.err != nil {
 				return 0, p.err
 			}
+			pfRead.Store(int64(s))
 			prefetchTo(s + prefetch)
 			err := k.At(block, stepAt(s)).Step(ta, outBlock, p.ins, s == 0)
 			freeStep(p.ins)
