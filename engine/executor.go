@@ -668,6 +668,54 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 				p.err = readStep(stepAt(s), p.ins)
 			}()
 		}
+		// Local inputs are prefetched into the page cache instead
+		// (plan.Op.PrefetchDepth: no process memory). A goroutine asks
+		// the kernel, step after step in order, for the chunks of the steps
+		// up to prefetch ahead of the last one read, so the disk's queue
+		// holds several steps' reads while a step is read and computed;
+		// steps already read by the time it gets to them are skipped.
+		prefetch := 0
+		if steps > 1 {
+			prefetch = min(k.PrefetchDepth(), steps-1)
+		}
+		var pfTarget, pfRead atomic.Int64 // the last step to prefetch; the last step read
+		pfRead.Store(-1)
+		wake, stop := make(chan struct{}, 1), make(chan struct{})
+		prefetchTo := func(s int) {
+			if prefetch > 0 {
+				pfTarget.Store(int64(min(s, steps-1)))
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		if prefetch > 0 {
+			defer close(stop) // before wg.Wait
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { _ = recover() }() // advice only: the reads report failures
+				for next := int64(0); ; {
+					for ; next <= pfTarget.Load(); next++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if ctx.Err() == nil && next > pfRead.Load() {
+							j.prefetchStep(ctx, op, block, stepAt(int(next)), piecewise)
+						}
+					}
+					select {
+					case <-wake:
+					case <-stop:
+						return
+					}
+				}
+			}()
+			prefetchTo(prefetch)
+		}
 		if steps > 0 {
 			start(0, false)
 		}
@@ -683,6 +731,8 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			if p.err != nil {
 				return 0, p.err
 			}
+			pfRead.Store(int64(s))
+			prefetchTo(s + prefetch)
 			err := k.At(block, stepAt(s)).Step(ta, outBlock, p.ins, s == 0)
 			freeStep(p.ins)
 			if err != nil {
@@ -717,6 +767,24 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		return 0, err
 	}
 	return 0, nil
+}
+
+// prefetchStep prefetches into the page cache the chunks of the inputs of
+// one step of a task that are stored on local disk (plan.Array.PageCached).
+func (j *job) prefetchStep(ctx context.Context, op *plan.Op, block, step []int, piecewise bool) {
+	for i, in := range op.Inputs {
+		if !in.Array.PageCached() {
+			continue
+		}
+		r := op.InputRegion(i, block, step)
+		if piecewise {
+			var ok bool
+			if r, _, ok = r.Clip(in.Array.Shape); !ok {
+				continue
+			}
+		}
+		j.prefetchRegion(ctx, in.Array, r)
+	}
 }
 
 // writeBlocks writes each output block of a task computed as one region

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
 )
 
 // readRegion fills dst[:region bytes] (C order, the region's shape) with
@@ -146,6 +147,77 @@ func boxStart(r plan.Region, pieces [][]piece, idx []int, offs [][]int, at []int
 		at[d] = r.Start[d] + q.lo - offs[d][q.block]
 	}
 	return at
+}
+
+// prefetchRegion asks the store of a local stored array to read the
+// chunks region r of a overlaps into the page cache (zarr.Prefetcher), so
+// that readRegion finds them there. It holds no memory of the process's;
+// on a store that cannot prefetch it does nothing. Errors are dropped: the
+// read reports them.
+func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) {
+	if r.Size() == 0 || a.Virtual() {
+		return
+	}
+	z, err := j.storage.array(ctx, a)
+	if err != nil {
+		return
+	}
+	if _, ok := z.Store().(zarr.Prefetcher); !ok {
+		return
+	}
+	n := len(r.Count)
+	pieces := make([][]piece, n)
+	offs := make([][]int, n)
+	unitSteps := true
+	for d := range n {
+		off := a.ChunkOffsets(d)
+		offs[d] = off
+		unitSteps = unitSteps && r.Step[d] == 1
+		first, last := r.Start[d], r.Start[d]+r.Step[d]*(r.Count[d]-1)
+		first, last = max(min(first, last), 0), min(max(first, last), off[len(off)-1]-1)
+		if first > last {
+			return
+		}
+		for b := a.BlockOf(d, first); b <= a.BlockOf(d, last); b++ {
+			if lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1]); lo <= hi {
+				pieces[d] = append(pieces[d], piece{b, lo, hi})
+			}
+		}
+		if len(pieces[d]) == 0 {
+			return
+		}
+	}
+	idx := make([]int, n)
+	coords := make([]int, n)
+	count := make([]int, n)
+	at := make([]int, n)
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		for d := range n {
+			p := pieces[d][idx[d]]
+			coords[d], count[d] = p.block, p.hi-p.lo+1
+		}
+		// The part of the chunk the read will take (readRegion reads just
+		// that of a raw chunk), else the whole chunk.
+		if unitSteps {
+			z.PrefetchChunkBox(ctx, coords, boxStart(r, pieces, idx, offs, at), count)
+		} else {
+			z.PrefetchChunk(ctx, coords)
+		}
+		d := n - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < len(pieces[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
 }
 
 // indexRange returns the range [lo, hi] of i < count with start+step*i in

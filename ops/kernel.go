@@ -39,9 +39,10 @@ type TaskKernel struct {
 	block, step []int
 	// helpers, when set, lends the task idle workers' cores (WithHelpers).
 	helpers Helpers
-	// readAhead is op.ReadAheadDepth(), computed once per op: it looks at
-	// every block size of the inputs, too costly to repeat per task.
-	readAhead int
+	// readAhead and prefetch are op.ReadAheadDepth() and
+	// op.PrefetchDepth(), computed once per op: they look at every block
+	// size of the inputs, too costly to repeat per task.
+	readAhead, prefetch int
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -90,12 +91,16 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 		}
 	}
-	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth()}, nil
+	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth()}, nil
 }
 
 // ReadAheadDepth is the op's plan.Op.ReadAheadDepth, computed when the
 // kernel was made.
 func (t *TaskKernel) ReadAheadDepth() int { return t.readAhead }
+
+// PrefetchDepth is the op's plan.Op.PrefetchDepth, computed when the
+// kernel was made.
+func (t *TaskKernel) PrefetchDepth() int { return t.prefetch }
 
 // CopyOnly reports whether the kernel copies input 0 unchanged into the
 // output, so the engine may read the input region straight into the output

@@ -39,8 +39,8 @@ func ExamplePlan_Stats() {
 	fmt.Println("max", plan.FormatBytes(st.MaxProjectedMem), "of", plan.FormatBytes(st.AllowedMem), "allowed")
 	// Output:
 	// negative 16 tasks, 16.0 MB per task
-	// mean      4 tasks, 24.0 MB per task
-	// max 24.0 MB of 100.0 MB allowed
+	// mean      4 tasks, 18.0 MB per task
+	// max 18.0 MB of 100.0 MB allowed
 }
 
 // Validate refuses a plan with an op projected over allowed_mem, naming

@@ -27,6 +27,33 @@ func IsObjectStore(workDir string) bool {
 	return false
 }
 
+// LocalStore reports whether a store URL names a directory on the local
+// file system (a plain path or a file:// URL), whose reads the kernel's
+// page cache backs; object stores and mem:// stores are not local.
+func LocalStore(url string) bool {
+	return strings.HasPrefix(url, "file://") || !strings.Contains(url, "://")
+}
+
+// StoreURL returns the store a stored array is read from: its source's,
+// its target's, or for an intermediate its spec's work dir (under which
+// the engine writes it, or keeps it in memory).
+func (a *Array) StoreURL() string {
+	switch {
+	case a.Source != nil:
+		return a.Source.Store
+	case a.Target != nil:
+		return a.Target.Store
+	case a.Spec != nil:
+		return a.Spec.WorkDir
+	}
+	return ""
+}
+
+// PageCached reports whether reads of a stored array go through the
+// kernel's page cache (its store is local), so that it can be prefetched
+// there (PrefetchDepth) instead of read ahead into buffers.
+func (a *Array) PageCached() bool { return !a.Virtual() && LocalStore(a.StoreURL()) }
+
 // ProjectedMem returns the most memory one task of op can use:
 //
 //	reserved_mem + Σ inputs + kernel temporaries + extra + output × (1 + write copies)
@@ -48,9 +75,12 @@ func IsObjectStore(workDir string) bool {
 // largest output block or input region.
 //
 // A task that folds several steps reads the next steps' inputs while it
-// computes the current one (see ReadAheadDepth) when the op's projection
-// with one more input buffer per stored input and step read ahead still
-// fits allowed_mem; the projection then includes those buffers.
+// computes the current one (see ReadAheadDepth) when an input is on an
+// object store and the op's projection with one more input buffer per
+// input and step read ahead still fits allowed_mem; the projection then
+// includes those buffers. Inputs on local disk are prefetched into the
+// kernel's page cache instead (PrefetchDepth), which the projection does
+// not count: it is not the process's memory.
 func ProjectedMem(op *Op) int64 {
 	return projectedBase(op) + readAheadMem(op, op.ReadAheadDepth())
 }
@@ -75,7 +105,9 @@ const (
 // task of op reads its inputs, each step on its own goroutine: 0 unless
 // the op folds more than one step per task (a reduction's streamed
 // blocks, matmul's contracted blocks) and at least one input is stored
-// (reading overlaps computing); else the most, up to MaxReadAhead and one
+// on a store the page cache does not back (an object store: reading
+// overlaps computing; local inputs are prefetched, see PrefetchDepth);
+// else the most, up to MaxReadAhead and one
 // less than the first task's steps, whose buffers fit allowed_mem
 // (ProjectedMem counts them). Each step ahead holds one buffer per input,
 // the size it takes at one step: a stored chunk for an aligned input, the
@@ -104,7 +136,8 @@ func (op *Op) ReadsAhead() bool { return op.ReadAheadDepth() > 0 }
 // step read ahead: buf, the inputs' buffers of one step, and reads, the
 // scratch chunks and encoded copies of one step's reads in flight (the
 // first step ahead's are counted with the current step's read, since the
-// two are never in flight together); both 0 when read-ahead does not apply.
+// two are never in flight together); both 0 when read-ahead does not apply
+// (no input is stored off the page cache).
 func readAheadBytes(op *Op) (buf, reads int64) {
 	if op.CopiesInput() || !op.foldsSteps() {
 		return 0, 0
@@ -117,11 +150,11 @@ func readAheadBytes(op *Op) (buf, reads int64) {
 		case in.Array.Virtual():
 			buf += region
 		case op.InputAligned(i):
-			stored = true
+			stored = stored || !in.Array.PageCached()
 			buf += max(region, in.Array.ChunkBytes())
 			reads += in.Array.ChunkBytes() * copies.Read
 		default:
-			stored = true
+			stored = stored || !in.Array.PageCached()
 			buf += region
 			reads += in.Array.ChunkBytes() * (1 + copies.Read)
 		}
@@ -130,6 +163,41 @@ func readAheadBytes(op *Op) (buf, reads int64) {
 		return 0, 0
 	}
 	return buf, reads
+}
+
+// MaxPrefetch is the most steps ahead a task prefetches its local inputs
+// into the page cache, and PrefetchMaxBytes the most stored bytes it
+// prefetches ahead (fewer steps when steps are larger, at least one):
+// prefetched data is not the process's memory, but it takes page cache
+// that other data may need, and a few steps in flight keep the disk's
+// queue full.
+const (
+	MaxPrefetch      = 4
+	PrefetchMaxBytes = 256 << 20
+)
+
+// PrefetchDepth returns how many steps ahead of the one it computes a task
+// of op prefetches its local stored inputs' chunks into the kernel's page
+// cache (Array.PageCached): 0 unless the op folds more than one step per
+// task and an input is local and stored; else up to MaxPrefetch, one less
+// than the first task's steps, and the steps whose stored chunks fit
+// PrefetchMaxBytes (at least one). It costs no process memory, so the
+// projection does not count it.
+func (op *Op) PrefetchDepth() int {
+	if op.CopiesInput() || !op.foldsSteps() {
+		return 0
+	}
+	var step int64
+	for i, in := range op.Inputs {
+		if in.Array.PageCached() {
+			step += max(op.MaxInputRegionBytes(i), in.Array.ChunkBytes())
+		}
+	}
+	if step == 0 {
+		return 0
+	}
+	depth := min(MaxPrefetch, int(Prod(op.IterShape(make([]int, len(op.TaskGrid())))))-1)
+	return max(1, min(depth, int(PrefetchMaxBytes/step)))
 }
 
 // readAheadMem is the memory reading depth steps ahead adds to a task.

@@ -317,6 +317,25 @@ func (a *Array) ReadChunk(ctx context.Context, coords []int, dst []byte) error {
 	return nil
 }
 
+// PrefetchChunk starts reading the stored chunk at coords into the
+// store's cache (see Prefetcher), so that a ReadChunk of it soon after
+// does not wait for the disk. It holds no memory of the process's and
+// does nothing on a store that cannot prefetch, or for coords outside the
+// grid. It reports whether the store was asked.
+func (a *Array) PrefetchChunk(ctx context.Context, coords []int) bool {
+	p, ok := a.store.(Prefetcher)
+	if !ok || len(coords) != len(a.grid) {
+		return false
+	}
+	for i, c := range coords {
+		if c < 0 || c >= a.grid[i] {
+			return false
+		}
+	}
+	_ = p.Prefetch(ctx, a.ChunkKey(coords))
+	return true
+}
+
 // getEncoded reads the stored bytes of a chunk, into a pooled buffer when
 // the store implements ReaderInto.
 func (a *Array) getEncoded(ctx context.Context, key string) ([]byte, func(), error) {

@@ -37,6 +37,37 @@ func (a *Array) ReadsBoxes() bool {
 	return ok && a.pipe.passThrough
 }
 
+// PrefetchChunkBox is PrefetchChunk for the part of the chunk that
+// ReadChunkBox of the same box reads: the bytes from the box's first
+// element to its last, when the array reads boxes and the store prefetches
+// ranges; else the whole chunk. A task that reads a band of rows from each
+// of many chunks (a swap-axes rechunk) then prefetches those bands, not
+// the chunks.
+func (a *Array) PrefetchChunkBox(ctx context.Context, coords, start, count []int) bool {
+	rp, ok := a.store.(RangePrefetcher)
+	cs := a.meta.ChunkShape
+	if !ok || !a.ReadsBoxes() || len(start) != len(cs) || len(count) != len(cs) || len(coords) != len(a.grid) {
+		return a.PrefetchChunk(ctx, coords)
+	}
+	var first, last, stride int64 = 0, 0, 1
+	for d := len(cs) - 1; d >= 0; d-- {
+		if start[d] < 0 || count[d] < 1 || start[d]+count[d] > cs[d] {
+			return a.PrefetchChunk(ctx, coords)
+		}
+		first += int64(start[d]) * stride
+		last += int64(start[d]+count[d]-1) * stride
+		stride *= int64(cs[d])
+	}
+	for i, c := range coords {
+		if c < 0 || c >= a.grid[i] {
+			return false
+		}
+	}
+	elem := int64(a.meta.DataType.Size())
+	_ = rp.PrefetchRange(ctx, a.ChunkKey(coords), first*elem, (last-first+1)*elem)
+	return true
+}
+
 // ReadChunkBox reads the elements [start[d], start[d]+count[d]) of the
 // chunk at coords, reading only the stored bytes the box needs (and the
 // gaps under BoxReadGap between them). Box element i (an index vector)

@@ -67,6 +67,23 @@ type SuffixGetter interface {
 	GetSuffix(ctx context.Context, key string, n int64) ([]byte, error)
 }
 
+// Prefetcher is implemented by stores that can start reading a value
+// ahead of the Get that needs it at no memory cost to the process: a local
+// file store asks the kernel to read the file into its page cache, so the
+// later read finds it there instead of waiting for the disk. Prefetch does
+// not wait for the reads; it is advice, and a key it cannot prefetch is
+// not an error (the read reports it).
+type Prefetcher interface {
+	Prefetch(ctx context.Context, key string) error
+}
+
+// RangePrefetcher is implemented by stores that can prefetch part of a
+// value (see Prefetcher): the bytes [offset, offset+length), or to the end
+// when length < 0.
+type RangePrefetcher interface {
+	PrefetchRange(ctx context.Context, key string, offset, length int64) error
+}
+
 // OpenStore opens the store named by rawURL:
 //
 //   - "file:///abs/dir" or a plain local path (relative or absolute): a

@@ -21,7 +21,7 @@ import (
 // target, which is then renamed into place, so writes are atomic per key;
 // temporary files (".cubego-*.tmp") are never listed. The directory is
 // created by the first Set. It implements ReaderInto, Lister, DirLister,
-// RangeGetter and SuffixGetter.
+// RangeGetter, SuffixGetter and Prefetcher.
 type fileStore struct {
 	dir    string
 	closed atomic.Bool
@@ -47,6 +47,7 @@ var (
 	_ DirLister    = (*fileStore)(nil)
 	_ RangeGetter  = (*fileStore)(nil)
 	_ SuffixGetter = (*fileStore)(nil)
+	_ Prefetcher   = (*fileStore)(nil)
 )
 
 func (s *fileStore) String() string { return "file://" + s.dir }

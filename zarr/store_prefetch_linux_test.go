@@ -1,0 +1,149 @@
+package zarr
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// resident returns how many of the file's pages are in the page cache.
+func resident(t *testing.T, path string) (in, pages int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	info, _ := f.Stat()
+	m, err := unix.Mmap(int(f.Fd()), 0, int(info.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	ps := os.Getpagesize()
+	vec := make([]byte, (len(m)+ps-1)/ps)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return in, len(vec)
+}
+
+// Prefetch reads a whole file into the page cache, beyond the kernel's
+// readahead limit per call, and skips what holds no value.
+func TestFileStorePrefetchFillsThePageCache(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Larger than the window of any device (at most 1 GiB of KiB values
+	// are read; common limits are 128 KiB to 8 MiB).
+	value := make([]byte, 24<<20)
+	for i := range value {
+		value[i] = byte(i * 7)
+	}
+	if err := s.Set(ctx, "x/c/0", value); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "x", "c", "0")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	window := prefetchWindow(f)
+	f.Close()
+	if in, _ := resident(t, p); in > 0 {
+		t.Skipf("%d pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?): nothing to prefetch", in)
+	}
+	if window >= len(value) {
+		t.Skipf("the device reads %d bytes per call, the whole value", window)
+	}
+	if err := s.Prefetch(ctx, "x/c/0"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	in, pages := resident(t, p)
+	for in < pages && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		in, pages = resident(t, p)
+	}
+	if in < pages {
+		t.Fatalf("%d of %d pages in the page cache after Prefetch (window %d bytes)", in, pages, window)
+	}
+	got, err := s.Get(ctx, "x/c/0")
+	if err != nil || string(got) != string(value) {
+		t.Fatalf("the value read after Prefetch differs (%v)", err)
+	}
+	// A missing key and a directory are skipped, not errors.
+	for _, key := range []string{"x/c/1", "x/c"} {
+		if err := s.Prefetch(ctx, key); err != nil {
+			t.Errorf("Prefetch(%q) = %v, want nil", key, err)
+		}
+	}
+}
+
+// PrefetchChunkBox of a raw chunk brings in the band of bytes the box
+// spans, not the chunk: a task that reads a band of rows from each of many
+// chunks must not pull whole chunks from the disk.
+func TestPrefetchChunkBoxReadsTheBand(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, err := CreateArray(ctx, s, "x", ArrayMetadata{Shape: []int{3072, 1024}, ChunkShape: []int{3072, 1024}, DataType: Float64, Codecs: []Codec{BytesCodec()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, a.ChunkBytes()) // 24 MiB
+	for i := range chunk {
+		chunk[i] = byte(i*7 + 1)
+	}
+	if err := a.WriteChunk(ctx, []int{0, 0}, chunk); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "x", "c", "0", "0")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Sync()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	window := prefetchWindow(f)
+	f.Close()
+	if in, _ := resident(t, p); in > 0 {
+		t.Skipf("%d pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)", in)
+	}
+	// Rows [1024, 1280): 2 MiB from byte 8 MiB.
+	if !a.PrefetchChunkBox(ctx, []int{0, 0}, []int{1024, 0}, []int{256, 1024}) {
+		t.Fatal("the store was not asked")
+	}
+	ps := os.Getpagesize()
+	band := (2 << 20) / ps
+	deadline := time.Now().Add(10 * time.Second)
+	in, pages := resident(t, p)
+	for in < band && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		in, pages = resident(t, p)
+	}
+	if in < band {
+		t.Fatalf("%d pages cached after prefetching a band of %d", in, band)
+	}
+	if most := band + 2*window/ps; in > most {
+		t.Fatalf("%d of %d pages cached after prefetching a band of %d (window %d bytes): more than the band", in, pages, band, window)
+	}
+}
