@@ -71,3 +71,4 @@
 package kernels
 
 //go:generate go run gen_loops.go
+//go:generate go run gen_vector.go

@@ -66,106 +66,6 @@ func init() {
 	}
 }
 
-// extremeFloat64 is maxRow (isMax) or minRow over a contiguous run,
-// meaning: for _, v := range x { m = max(m, v) }, NaN propagating. Four
-// vector chains of VMAXPD (or VMINPD) run beside a NaN flag; as VMAXPD
-// neither propagates NaN nor orders -0 below +0, a run with a NaN or whose
-// extreme is a zero is done again by the scalar loop.
-func extremeFloat64(x []float64, m float64, isMax bool) float64 {
-	if len(x) < 32 {
-		return scalarExtreme(x, m, isMax)
-	}
-	r := x
-	a0 := archsimd.LoadFloat64x4Slice(r[0:4])
-	a1 := archsimd.LoadFloat64x4Slice(r[4:8])
-	a2 := archsimd.LoadFloat64x4Slice(r[8:12])
-	a3 := archsimd.LoadFloat64x4Slice(r[12:16])
-	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
-	r = r[16:]
-	if isMax {
-		for len(r) >= 16 {
-			v0 := archsimd.LoadFloat64x4Slice(r[0:4])
-			v1 := archsimd.LoadFloat64x4Slice(r[4:8])
-			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
-			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
-			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[16:]
-		}
-		a0 = a0.Max(a1).Max(a2.Max(a3))
-	} else {
-		for len(r) >= 16 {
-			v0 := archsimd.LoadFloat64x4Slice(r[0:4])
-			v1 := archsimd.LoadFloat64x4Slice(r[4:8])
-			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
-			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
-			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[16:]
-		}
-		a0 = a0.Min(a1).Min(a2.Min(a3))
-	}
-	var l [4]float64
-	a0.Store(&l)
-	clearUpper() // the scalar code below is legacy SSE
-	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
-	if nan.ToBits() != 0 || v == 0 {
-		return scalarExtreme(x, m, isMax)
-	}
-	if isMax {
-		return max(m, v)
-	}
-	return min(m, v)
-}
-
-// extremeFloat32 is extremeFloat64 for float32.
-func extremeFloat32(x []float32, m float32, isMax bool) float32 {
-	if len(x) < 64 {
-		return scalarExtreme(x, m, isMax)
-	}
-	r := x
-	a0 := archsimd.LoadFloat32x8Slice(r[0:8])
-	a1 := archsimd.LoadFloat32x8Slice(r[8:16])
-	a2 := archsimd.LoadFloat32x8Slice(r[16:24])
-	a3 := archsimd.LoadFloat32x8Slice(r[24:32])
-	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
-	r = r[32:]
-	if isMax {
-		for len(r) >= 32 {
-			v0 := archsimd.LoadFloat32x8Slice(r[0:8])
-			v1 := archsimd.LoadFloat32x8Slice(r[8:16])
-			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
-			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
-			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[32:]
-		}
-		a0 = a0.Max(a1).Max(a2.Max(a3))
-	} else {
-		for len(r) >= 32 {
-			v0 := archsimd.LoadFloat32x8Slice(r[0:8])
-			v1 := archsimd.LoadFloat32x8Slice(r[8:16])
-			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
-			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
-			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[32:]
-		}
-		a0 = a0.Min(a1).Min(a2.Min(a3))
-	}
-	var l [8]float32
-	a0.Store(&l)
-	clearUpper()
-	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
-	if nan.ToBits() != 0 || v == 0 {
-		return scalarExtreme(x, m, isMax)
-	}
-	if isMax {
-		return max(m, v)
-	}
-	return min(m, v)
-}
-
 // extremeInt32 is maxRow (isMax) or minRow over a contiguous int32 run.
 func extremeInt32(x []int32, m int32, isMax bool) int32 {
 	if len(x) < 64 {
@@ -199,6 +99,18 @@ func extremeInt32(x []int32, m int32, isMax bool) int32 {
 	var l [8]int32
 	a0.Store(&l)
 	return scalarExtreme(r, scalarExtreme(l[:], m, isMax), isMax)
+}
+
+// extremeAccumTails is maxAccum (isMax) or minAccum of each run into d:
+// the scalar tails of the slab loops.
+func extremeAccumTails[T realNumber](d []T, isMax bool, runs ...[]T) {
+	for _, x := range runs {
+		if isMax {
+			maxAccum(d, x, 0, 1)
+		} else {
+			minAccum(d, x, 0, 1)
+		}
+	}
 }
 
 func scalarExtreme[T realNumber](x []T, m T, isMax bool) T {
