@@ -24,10 +24,12 @@ func init() {
 			func(x []float64, m float64) float64 { return extremeFloat64(x, m, isMax) },
 			func(d, x []float64) { extremeAccumFloat64(d, x, isMax) })
 		vectorSlabs[opDType{op, zarr.Float64}] = vectorSlabOf(func(d, x []float64, rows, rs int) { extremeSlabFloat64(d, x, rows, rs, isMax) })
+		vectorRowRuns[opDType{op, zarr.Float64}] = vectorRowRunsOf(func(d, x []float64, n, rows, rs int) { extremeRowsFloat64(d, x, n, rows, rs, isMax) })
 		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(
 			func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) },
 			func(d, x []float32) { extremeAccumFloat32(d, x, isMax) })
 		vectorSlabs[opDType{op, zarr.Float32}] = vectorSlabOf(func(d, x []float32, rows, rs int) { extremeSlabFloat32(d, x, rows, rs, isMax) })
+		vectorRowRuns[opDType{op, zarr.Float32}] = vectorRowRunsOf(func(d, x []float32, n, rows, rs int) { extremeRowsFloat32(d, x, n, rows, rs, isMax) })
 		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(
 			func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) },
 			func(d, x []int32) { extremeAccumInt32(d, x, isMax) })
@@ -99,18 +101,6 @@ func extremeInt32(x []int32, m int32, isMax bool) int32 {
 	var l [8]int32
 	a0.Store(&l)
 	return scalarExtreme(r, scalarExtreme(l[:], m, isMax), isMax)
-}
-
-// extremeAccumTails is maxAccum (isMax) or minAccum of each run into d:
-// the scalar tails of the slab loops.
-func extremeAccumTails[T realNumber](d []T, isMax bool, runs ...[]T) {
-	for _, x := range runs {
-		if isMax {
-			maxAccum(d, x, 0, 1)
-		} else {
-			minAccum(d, x, 0, 1)
-		}
-	}
 }
 
 func scalarExtreme[T realNumber](x []T, m T, isMax bool) T {

@@ -78,7 +78,17 @@ func extremeSlabInt32(d, x []int32, rows, rs int, isMax bool) {
 			a.StoreSlice(d[i : i+8])
 		}
 		if i < n {
-			extremeAccumTails(d[i:], isMax, x0[i:], x1[i:], x2[i:], x3[i:])
+			if isMax {
+				maxAccum(d[i:], x0[i:], 0, 1)
+				maxAccum(d[i:], x1[i:], 0, 1)
+				maxAccum(d[i:], x2[i:], 0, 1)
+				maxAccum(d[i:], x3[i:], 0, 1)
+			} else {
+				minAccum(d[i:], x0[i:], 0, 1)
+				minAccum(d[i:], x1[i:], 0, 1)
+				minAccum(d[i:], x2[i:], 0, 1)
+				minAccum(d[i:], x3[i:], 0, 1)
+			}
 		}
 	}
 	for ; r < rows; r++ {

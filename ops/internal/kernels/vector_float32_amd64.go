@@ -40,22 +40,27 @@ func extremeFloat32(x []float32, m float32, isMax bool) float32 {
 	a3 := archsimd.LoadFloat32x8Slice(r[3*w : 4*w])
 	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
 	r = r[4*w:]
-	for len(r) >= 4*w {
-		v0 := archsimd.LoadFloat32x8Slice(r[0:w])
-		v1 := archsimd.LoadFloat32x8Slice(r[w : 2*w])
-		v2 := archsimd.LoadFloat32x8Slice(r[2*w : 3*w])
-		v3 := archsimd.LoadFloat32x8Slice(r[3*w : 4*w])
-		if isMax {
-			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-		} else {
-			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-		}
-		nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-		r = r[4*w:]
-	}
 	if isMax {
+		for len(r) >= 4*w {
+			v0 := archsimd.LoadFloat32x8Slice(r[0:w])
+			v1 := archsimd.LoadFloat32x8Slice(r[w : 2*w])
+			v2 := archsimd.LoadFloat32x8Slice(r[2*w : 3*w])
+			v3 := archsimd.LoadFloat32x8Slice(r[3*w : 4*w])
+			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			r = r[4*w:]
+		}
 		a0 = a0.Max(a1).Max(a2.Max(a3))
 	} else {
+		for len(r) >= 4*w {
+			v0 := archsimd.LoadFloat32x8Slice(r[0:w])
+			v1 := archsimd.LoadFloat32x8Slice(r[w : 2*w])
+			v2 := archsimd.LoadFloat32x8Slice(r[2*w : 3*w])
+			v3 := archsimd.LoadFloat32x8Slice(r[3*w : 4*w])
+			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
+			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			r = r[4*w:]
+		}
 		a0 = a0.Min(a1).Min(a2.Min(a3))
 	}
 	var l [w]float32
@@ -69,6 +74,71 @@ func extremeFloat32(x []float32, m float32, isMax bool) float32 {
 		return max(m, v)
 	}
 	return min(m, v)
+}
+
+// extremeRowsFloat32 is extremeFloat32 over rows runs of n elements, rs
+// apart, each into its own element of d: d[j] = max(d[j], x[j*rs:j*rs+n]...)
+// (isMax) or min, a reduction over the last axis. A call of extremeFloat32
+// per row would switch between vector and legacy-SSE scalar code twice a
+// row, which costs as much as reducing a 1,024-element row; here a group of
+// rows is reduced to vectors first, then all of them to scalars. A run's
+// last 4*w elements are read by one iteration, overlapping the one before
+// (max and min are idempotent), so there is no scalar tail.
+func extremeRowsFloat32(d, x []float32, n, rows, rs int, isMax bool) {
+	const w = lanesFloat32
+	if n < 4*w {
+		for j := range rows {
+			d[j] = scalarExtreme(x[j*rs:j*rs+n], d[j], isMax)
+		}
+		return
+	}
+	const group = 32
+	var part [group][w]float32
+	var nans [group]uint8
+	for j0 := 0; j0 < rows; j0 += group {
+		g := min(group, rows-j0)
+		for k := range g {
+			r := x[(j0+k)*rs : (j0+k)*rs+n]
+			a0 := archsimd.LoadFloat32x8Slice(r[0:w])
+			a1 := archsimd.LoadFloat32x8Slice(r[w : 2*w])
+			a2 := archsimd.LoadFloat32x8Slice(r[2*w : 3*w])
+			a3 := archsimd.LoadFloat32x8Slice(r[3*w : 4*w])
+			nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
+			for i := 4 * w; i < n; i += 4 * w {
+				v := (*[4 * w]float32)(r[min(i, n-4*w):][:4*w])
+				v0 := archsimd.LoadFloat32x8Slice(v[0:w])
+				v1 := archsimd.LoadFloat32x8Slice(v[w : 2*w])
+				v2 := archsimd.LoadFloat32x8Slice(v[2*w : 3*w])
+				v3 := archsimd.LoadFloat32x8Slice(v[3*w : 4*w])
+				if isMax {
+					a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
+				} else {
+					a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
+				}
+				nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
+			}
+			if isMax {
+				a0 = a0.Max(a1).Max(a2.Max(a3))
+			} else {
+				a0 = a0.Min(a1).Min(a2.Min(a3))
+			}
+			a0.Store(&part[k])
+			nans[k] = nan.ToBits()
+		}
+		clearUpper() // the scalar code below is legacy SSE
+		for k := range g {
+			j := j0 + k
+			// As extremeFloat32: a row with a NaN, or whose extreme is a
+			// zero, is done again by the scalar loop.
+			if v := scalarExtreme(part[k][1:], part[k][0], isMax); nans[k] != 0 || v == 0 {
+				d[j] = scalarExtreme(x[j*rs:j*rs+n], d[j], isMax)
+			} else if isMax {
+				d[j] = max(d[j], v)
+			} else {
+				d[j] = min(d[j], v)
+			}
+		}
+	}
 }
 
 // maximumFloat32 is d[i] = maxFloat(xs[i], ys[i]) (isMax) or minFloat:
@@ -179,7 +249,17 @@ func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
 		}
 		if i < n {
 			clearUpper() // the scalar tail is legacy SSE
-			extremeAccumTails(d[i:], isMax, x0[i:], x1[i:], x2[i:], x3[i:])
+			if isMax {
+				maxAccum(d[i:], x0[i:], 0, 1)
+				maxAccum(d[i:], x1[i:], 0, 1)
+				maxAccum(d[i:], x2[i:], 0, 1)
+				maxAccum(d[i:], x3[i:], 0, 1)
+			} else {
+				minAccum(d[i:], x0[i:], 0, 1)
+				minAccum(d[i:], x1[i:], 0, 1)
+				minAccum(d[i:], x2[i:], 0, 1)
+				minAccum(d[i:], x3[i:], 0, 1)
+			}
 		}
 	}
 	for ; r < rows; r++ {

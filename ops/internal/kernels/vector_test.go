@@ -248,6 +248,60 @@ func TestVectorSlabsMatchLoops(t *testing.T) {
 	}
 }
 
+// TestVectorRowRunsMatchLoops checks the row-runs loops (a reduction over
+// the last axis: acc[ao+j] = combine(acc[ao+j], x[xo+j*rs:][:n]...)) against
+// the scalar row loop, over more rows than a group of the vector loop.
+func TestVectorRowRunsMatchLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 6))
+	for key, mk := range vectorRowRuns {
+		sz := key.dt.Size()
+		for _, n := range vectorLengths {
+			if n == 0 {
+				continue
+			}
+			for _, rows := range []int{1, 3, 4, 31, 32, 33, 70} {
+				const ao, xo = 2, 1
+				rs := n + r.IntN(3)
+				var acc, x []byte
+				switch r.IntN(4) {
+				case 0:
+					acc, x = hostileValues(r, key.dt, rows+ao), hostileValues(r, key.dt, xo+(rows-1)*rs+n)
+				case 1: // signed zeros and negatives only: extremes may be zeros of either sign
+					v := make([]float64, rows+ao+xo+(rows-1)*rs+n)
+					for i := range v {
+						v[i] = []float64{0, math.Copysign(0, -1), -1, -2}[r.IntN(4)]
+					}
+					b := convertFloats(key.dt, v)
+					acc, x = b[:(rows+ao)*sz], b[(rows+ao)*sz:]
+				case 2: // no NaN: the vector path decides
+					b := convertFloats(key.dt, randomFloats(r, rows+ao+xo+(rows-1)*rs+n+12, false)[12:])
+					acc, x = b[:(rows+ao)*sz], b[(rows+ao)*sz:]
+				default: // ordinary numbers with a few NaNs, in acc or x
+					v := randomFloats(r, rows+ao+xo+(rows-1)*rs+n+12, false)[12:]
+					for range 3 {
+						v[r.IntN(len(v))] = math.NaN()
+					}
+					b := convertFloats(key.dt, v)
+					acc, x = b[:(rows+ao)*sz], b[(rows+ao)*sz:]
+				}
+				want, got := slices.Clone(acc), slices.Clone(acc)
+				base, ok := newReduction(key.op, key.dt, want, x)
+				if !ok {
+					t.Fatalf("%s %s: no scalar reduction", key.op, key.dt)
+				}
+				for j := range rows {
+					base.row(ao+j, xo+j*rs, 1, n)
+				}
+				mk(got, x)(ao, xo, n, rows, rs)
+				if i := sameElems(key.dt, want, got); i >= 0 {
+					t.Fatalf("%s %s n=%d rows=%d rs=%d: element %d: vector %x, loop %x", key.op, key.dt, n, rows, rs, i,
+						got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])
+				}
+			}
+		}
+	}
+}
+
 // convertFloats encodes float64 values as dt, which may be an integer
 // dtype (values truncated toward zero).
 func convertFloats(dt zarr.DataType, v []float64) []byte {
