@@ -72,3 +72,4 @@ package kernels
 
 //go:generate go run gen_loops.go
 //go:generate go run gen_vector.go
+//go:generate go run gen_compare.go
