@@ -9,8 +9,15 @@ import (
 )
 
 // TestGeneratedLoopsCurrent checks that loops_gen.go is what gen_loops.go
-// writes from its table.
+// writes from its table, and vector_float32_amd64.go what gen_vector.go
+// writes from vector_float64_amd64.go.
 func TestGeneratedLoopsCurrent(t *testing.T) {
+	for gen, file := range map[string]string{"gen_loops.go": "loops_gen.go", "gen_vector.go": "vector_float32_amd64.go", "gen_compare.go": "compare_gen_amd64.go"} {
+		checkGenerated(t, gen, file)
+	}
+}
+
+func checkGenerated(t *testing.T, gen, file string) {
 	if testing.Short() {
 		t.Skip("runs the generator")
 	}
@@ -18,19 +25,19 @@ func TestGeneratedLoopsCurrent(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command")
 	}
-	out := filepath.Join(t.TempDir(), "loops_gen.go")
-	if msg, err := exec.Command(goBin, "run", "gen_loops.go", "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("go run gen_loops.go: %v\n%s", err, msg)
+	out := filepath.Join(t.TempDir(), file)
+	if msg, err := exec.Command(goBin, "run", gen, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("go run %s: %v\n%s", gen, err, msg)
 	}
 	want, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("loops_gen.go")
+	got, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Error("loops_gen.go is stale: run go generate ./ops/internal/kernels/")
+		t.Errorf("%s is stale: run go generate ./ops/internal/kernels/", file)
 	}
 }

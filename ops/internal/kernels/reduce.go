@@ -57,12 +57,18 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 	// slab, if not nil, is r.accum over rows contiguous runs rs apart, all
 	// into the same acc row: for j < rows, r.accum(ai, xo+j*rs, 1, n).
 	var slab func(ai, xo, n, rows, rs int)
+	// runs, if not nil, is r.row over rows contiguous runs rs apart, each
+	// into the next acc element: for j < rows, r.row(ai+j, xo+j*rs, 1, n).
+	var runs func(ai, xo, n, rows, rs int)
 	if widens {
 		r, ok = newWideningReduction(op, x.DType, acc.DType, accData, x.Data)
 	} else if v := vectorRows[opDType{op, x.DType}]; ok && v != nil {
 		r = v(accData, x.Data, r)
 		if s := vectorSlabs[opDType{op, x.DType}]; s != nil {
 			slab = s(accData, x.Data)
+		}
+		if s := vectorRowRuns[opDType{op, x.DType}]; s != nil {
+			runs = s(accData, x.Data)
 		}
 	}
 	if !ok {
@@ -107,8 +113,11 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 	// A reduction with a slab loop takes the contiguous runs of the next
 	// dimension, all into the same acc row, in one call.
 	slabs := slab != nil && last >= 1 && as[last] == 1 && xInner == 1 && as[last-1] == 0
+	// Likewise a reduction with a row-runs loop takes the contiguous runs of
+	// the next dimension, each into the next acc element, in one call.
+	rowRuns := runs != nil && last >= 1 && as[last] == 0 && xInner == 1 && as[last-1] == 1 && xs[last-1] >= 0
 	outer := last
-	if slabs {
+	if slabs || rowRuns {
 		outer = last - 1
 	}
 	idx := make([]int, last)
@@ -117,6 +126,8 @@ func Reduce(op string, acc, x Operand, axes []int, first bool) error {
 		switch {
 		case slabs:
 			slab(ao, xo, n, shape[last-1], xs[last-1])
+		case rowRuns:
+			runs(ao, xo, n, shape[last-1], xs[last-1])
 		case as[last] == 0:
 			r.row(ao, xo, xInner, n)
 		default:

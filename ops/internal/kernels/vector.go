@@ -28,6 +28,11 @@ var (
 	// contiguous runs of n elements, rs apart, accumulated into the same n
 	// elements of acc (a reduction over a non-last axis), as one call.
 	vectorSlabs = map[opDType]func(acc, x []byte) func(ai, xo, n, rows, rs int){}
+	// vectorRowRuns holds, for some of vectorRows, a loop over rows
+	// contiguous runs of n elements, rs apart, each reduced into its own
+	// element of acc, from ai on (a reduction over the last axis), as one
+	// call.
+	vectorRowRuns = map[opDType]func(acc, x []byte) func(ai, xo, n, rows, rs int){}
 )
 
 // vectorSlabOf adapts h(d, x, rows, rs), doing d[i] = combine(d[i],
@@ -37,6 +42,17 @@ func vectorSlabOf[T any](h func(d, x []T, rows, rs int)) func(acc, x []byte) fun
 		a, x := as[T](accB), as[T](xB)
 		return func(ai, xo, n, rows, rs int) {
 			h(a[ai:ai+n], x[xo:xo+(rows-1)*rs+n], rows, rs)
+		}
+	}
+}
+
+// vectorRowRunsOf adapts h(d, x, n, rows, rs), doing d[j] = combine(d[j],
+// x[j*rs:j*rs+n]...) for j < rows, to a vectorRowRuns loop.
+func vectorRowRunsOf[T any](h func(d, x []T, n, rows, rs int)) func(acc, x []byte) func(ai, xo, n, rows, rs int) {
+	return func(accB, xB []byte) func(ai, xo, n, rows, rs int) {
+		a, x := as[T](accB), as[T](xB)
+		return func(ai, xo, n, rows, rs int) {
+			h(a[ai:ai+rows], x[xo:xo+(rows-1)*rs+n], n, rows, rs)
 		}
 	}
 }

@@ -24,10 +24,12 @@ func init() {
 			func(x []float64, m float64) float64 { return extremeFloat64(x, m, isMax) },
 			func(d, x []float64) { extremeAccumFloat64(d, x, isMax) })
 		vectorSlabs[opDType{op, zarr.Float64}] = vectorSlabOf(func(d, x []float64, rows, rs int) { extremeSlabFloat64(d, x, rows, rs, isMax) })
+		vectorRowRuns[opDType{op, zarr.Float64}] = vectorRowRunsOf(func(d, x []float64, n, rows, rs int) { extremeRowsFloat64(d, x, n, rows, rs, isMax) })
 		vectorRows[opDType{op, zarr.Float32}] = vectorRowsOf(
 			func(x []float32, m float32) float32 { return extremeFloat32(x, m, isMax) },
 			func(d, x []float32) { extremeAccumFloat32(d, x, isMax) })
 		vectorSlabs[opDType{op, zarr.Float32}] = vectorSlabOf(func(d, x []float32, rows, rs int) { extremeSlabFloat32(d, x, rows, rs, isMax) })
+		vectorRowRuns[opDType{op, zarr.Float32}] = vectorRowRunsOf(func(d, x []float32, n, rows, rs int) { extremeRowsFloat32(d, x, n, rows, rs, isMax) })
 		vectorRows[opDType{op, zarr.Int32}] = vectorRowsOf(
 			func(x []int32, m int32) int32 { return extremeInt32(x, m, isMax) },
 			func(d, x []int32) { extremeAccumInt32(d, x, isMax) })
@@ -43,9 +45,10 @@ func init() {
 		"less": cmpLess, "less_equal": cmpLessEqual, "greater": cmpGreater,
 		"greater_equal": cmpGreaterEqual, "equal": cmpEqual, "not_equal": cmpNotEqual,
 	} {
-		vectorBinary[opDType{op, zarr.Float64}] = func(d, a, b, _ []byte) { compareFloat64(c, d, as[float64](a), as[float64](b)) }
-		vectorBinary[opDType{op, zarr.Float32}] = func(d, a, b, _ []byte) { compareFloat32(c, d, as[float32](a), as[float32](b)) }
-		vectorBinary[opDType{op, zarr.Int32}] = func(d, a, b, _ []byte) { compareInt32(c, d, as[int32](a), as[int32](b)) }
+		f64, f32, i32 := compareFloat64Loops[c], compareFloat32Loops[c], compareInt32Loops[c]
+		vectorBinary[opDType{op, zarr.Float64}] = func(d, a, b, _ []byte) { f64(d, as[float64](a), as[float64](b)) }
+		vectorBinary[opDType{op, zarr.Float32}] = func(d, a, b, _ []byte) { f32(d, as[float32](a), as[float32](b)) }
+		vectorBinary[opDType{op, zarr.Int32}] = func(d, a, b, _ []byte) { i32(d, as[int32](a), as[int32](b)) }
 		vectorBinary[opDType{op, zarr.Int64}] = func(d, a, b, _ []byte) { compareInt64(c, d, as[int64](a), as[int64](b)) }
 	}
 	for op, c := range map[string]int{"add": arithAdd, "subtract": arithSub, "multiply": arithMul} {
@@ -64,106 +67,6 @@ func init() {
 		vectorUnary[opDType{"log", zarr.Float64}] = unary(logFloat64)
 		vectorUnary[opDType{"log", zarr.Float32}] = unary(logFloat32)
 	}
-}
-
-// extremeFloat64 is maxRow (isMax) or minRow over a contiguous run,
-// meaning: for _, v := range x { m = max(m, v) }, NaN propagating. Four
-// vector chains of VMAXPD (or VMINPD) run beside a NaN flag; as VMAXPD
-// neither propagates NaN nor orders -0 below +0, a run with a NaN or whose
-// extreme is a zero is done again by the scalar loop.
-func extremeFloat64(x []float64, m float64, isMax bool) float64 {
-	if len(x) < 32 {
-		return scalarExtreme(x, m, isMax)
-	}
-	r := x
-	a0 := archsimd.LoadFloat64x4Slice(r[0:4])
-	a1 := archsimd.LoadFloat64x4Slice(r[4:8])
-	a2 := archsimd.LoadFloat64x4Slice(r[8:12])
-	a3 := archsimd.LoadFloat64x4Slice(r[12:16])
-	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
-	r = r[16:]
-	if isMax {
-		for len(r) >= 16 {
-			v0 := archsimd.LoadFloat64x4Slice(r[0:4])
-			v1 := archsimd.LoadFloat64x4Slice(r[4:8])
-			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
-			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
-			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[16:]
-		}
-		a0 = a0.Max(a1).Max(a2.Max(a3))
-	} else {
-		for len(r) >= 16 {
-			v0 := archsimd.LoadFloat64x4Slice(r[0:4])
-			v1 := archsimd.LoadFloat64x4Slice(r[4:8])
-			v2 := archsimd.LoadFloat64x4Slice(r[8:12])
-			v3 := archsimd.LoadFloat64x4Slice(r[12:16])
-			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[16:]
-		}
-		a0 = a0.Min(a1).Min(a2.Min(a3))
-	}
-	var l [4]float64
-	a0.Store(&l)
-	clearUpper() // the scalar code below is legacy SSE
-	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
-	if nan.ToBits() != 0 || v == 0 {
-		return scalarExtreme(x, m, isMax)
-	}
-	if isMax {
-		return max(m, v)
-	}
-	return min(m, v)
-}
-
-// extremeFloat32 is extremeFloat64 for float32.
-func extremeFloat32(x []float32, m float32, isMax bool) float32 {
-	if len(x) < 64 {
-		return scalarExtreme(x, m, isMax)
-	}
-	r := x
-	a0 := archsimd.LoadFloat32x8Slice(r[0:8])
-	a1 := archsimd.LoadFloat32x8Slice(r[8:16])
-	a2 := archsimd.LoadFloat32x8Slice(r[16:24])
-	a3 := archsimd.LoadFloat32x8Slice(r[24:32])
-	nan := a0.IsNaN().Or(a1.IsNaN()).Or(a2.IsNaN().Or(a3.IsNaN()))
-	r = r[32:]
-	if isMax {
-		for len(r) >= 32 {
-			v0 := archsimd.LoadFloat32x8Slice(r[0:8])
-			v1 := archsimd.LoadFloat32x8Slice(r[8:16])
-			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
-			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
-			a0, a1, a2, a3 = a0.Max(v0), a1.Max(v1), a2.Max(v2), a3.Max(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[32:]
-		}
-		a0 = a0.Max(a1).Max(a2.Max(a3))
-	} else {
-		for len(r) >= 32 {
-			v0 := archsimd.LoadFloat32x8Slice(r[0:8])
-			v1 := archsimd.LoadFloat32x8Slice(r[8:16])
-			v2 := archsimd.LoadFloat32x8Slice(r[16:24])
-			v3 := archsimd.LoadFloat32x8Slice(r[24:32])
-			a0, a1, a2, a3 = a0.Min(v0), a1.Min(v1), a2.Min(v2), a3.Min(v3)
-			nan = nan.Or(v0.IsNaN().Or(v1.IsNaN())).Or(v2.IsNaN().Or(v3.IsNaN()))
-			r = r[32:]
-		}
-		a0 = a0.Min(a1).Min(a2.Min(a3))
-	}
-	var l [8]float32
-	a0.Store(&l)
-	clearUpper()
-	v := scalarExtreme(r, scalarExtreme(l[1:], l[0], isMax), isMax)
-	if nan.ToBits() != 0 || v == 0 {
-		return scalarExtreme(x, m, isMax)
-	}
-	if isMax {
-		return max(m, v)
-	}
-	return min(m, v)
 }
 
 // extremeInt32 is maxRow (isMax) or minRow over a contiguous int32 run.
@@ -304,54 +207,15 @@ func compareScalar[T integer | float](c int, d []uint8, xs, ys []T) {
 	}
 }
 
-// compareFloat64 is d[i] = b2u(xs[i] op ys[i]) for the comparison c, with
-// IEEE semantics (every comparison with NaN is false except not_equal), 32
-// elements an iteration. The comparison is picked inside the loop (a
-// predictable branch); the lane masks become Bool bytes through
-// maskPacker.store64.
-func compareFloat64(c int, d []uint8, xs, ys []float64) {
-	n := len(d)
-	xs, ys = xs[:n], ys[:n]
-	k := newMaskPacker()
-	i := 0
-	for ; i <= n-32; i += 32 {
-		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
-		x0, y0 := archsimd.LoadFloat64x4Slice(x[0:4]), archsimd.LoadFloat64x4Slice(y[0:4])
-		x1, y1 := archsimd.LoadFloat64x4Slice(x[4:8]), archsimd.LoadFloat64x4Slice(y[4:8])
-		x2, y2 := archsimd.LoadFloat64x4Slice(x[8:12]), archsimd.LoadFloat64x4Slice(y[8:12])
-		x3, y3 := archsimd.LoadFloat64x4Slice(x[12:16]), archsimd.LoadFloat64x4Slice(y[12:16])
-		x4, y4 := archsimd.LoadFloat64x4Slice(x[16:20]), archsimd.LoadFloat64x4Slice(y[16:20])
-		x5, y5 := archsimd.LoadFloat64x4Slice(x[20:24]), archsimd.LoadFloat64x4Slice(y[20:24])
-		x6, y6 := archsimd.LoadFloat64x4Slice(x[24:28]), archsimd.LoadFloat64x4Slice(y[24:28])
-		x7, y7 := archsimd.LoadFloat64x4Slice(x[28:32]), archsimd.LoadFloat64x4Slice(y[28:32])
-		var m0, m1, m2, m3, m4, m5, m6, m7 archsimd.Mask64x4
-		switch c {
-		case cmpLess:
-			m0, m1, m2, m3, m4, m5, m6, m7 = x0.Less(y0), x1.Less(y1), x2.Less(y2), x3.Less(y3), x4.Less(y4), x5.Less(y5), x6.Less(y6), x7.Less(y7)
-		case cmpLessEqual:
-			m0, m1, m2, m3, m4, m5, m6, m7 = x0.LessEqual(y0), x1.LessEqual(y1), x2.LessEqual(y2), x3.LessEqual(y3), x4.LessEqual(y4), x5.LessEqual(y5), x6.LessEqual(y6), x7.LessEqual(y7)
-		case cmpGreater:
-			m0, m1, m2, m3, m4, m5, m6, m7 = x0.Greater(y0), x1.Greater(y1), x2.Greater(y2), x3.Greater(y3), x4.Greater(y4), x5.Greater(y5), x6.Greater(y6), x7.Greater(y7)
-		case cmpGreaterEqual:
-			m0, m1, m2, m3, m4, m5, m6, m7 = x0.GreaterEqual(y0), x1.GreaterEqual(y1), x2.GreaterEqual(y2), x3.GreaterEqual(y3), x4.GreaterEqual(y4), x5.GreaterEqual(y5), x6.GreaterEqual(y6), x7.GreaterEqual(y7)
-		case cmpEqual:
-			m0, m1, m2, m3, m4, m5, m6, m7 = x0.Equal(y0), x1.Equal(y1), x2.Equal(y2), x3.Equal(y3), x4.Equal(y4), x5.Equal(y5), x6.Equal(y6), x7.Equal(y7)
-		default:
-			m0, m1, m2, m3, m4, m5, m6, m7 = x0.NotEqual(y0), x1.NotEqual(y1), x2.NotEqual(y2), x3.NotEqual(y3), x4.NotEqual(y4), x5.NotEqual(y5), x6.NotEqual(y6), x7.NotEqual(y7)
-		}
-		k.store64((*[32]uint8)(d[i:i+32:i+32]), m0, m1, m2, m3, m4, m5, m6, m7)
-	}
-	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d[i:], xs[i:], ys[i:])
-}
-
-// Packing 32 lane masks (four Mask32x8, each lane all ones or zero) into 32
-// Bool bytes in vector registers: VPACKSSDW narrows pairs of masks to 16
-// bits (within each 128-bit half), VPSHUFB takes the low byte of each 16-bit
-// lane into the low (first pair) or high (second pair) 8 bytes of each
-// half, VPERMD puts the 4-byte groups back in element order, and an AND
-// with 1 turns all ones into true. One 32-byte store instead of four table
-// loads and four 8-byte stores.
+// The constants of the comparison loops of compare_gen_amd64.go (written by
+// gen_compare.go), which pack 32 lane masks (each lane all ones or zero)
+// into 32 Bool bytes in vector registers: VPACKSSDW narrows pairs of masks
+// to 16 bits (within each 128-bit half; 4-lane masks first pairwise to 32
+// bits, their 4-byte pairs put in order by VPERMD with packHalves), VPSHUFB
+// takes the low byte of each 16-bit lane into the low (first pair) or high
+// (second pair) 8 bytes of each half, VPERMD puts the 4-byte groups back in
+// element order, and an AND with 1 turns all ones into true. One 32-byte
+// store instead of four table loads and four 8-byte stores.
 var (
 	packLowBytes, packHighBytes = func() (lo, hi [32]int8) {
 		for g := range 2 {
@@ -366,108 +230,6 @@ var (
 	packHalves     = [8]uint32{0, 1, 4, 5, 2, 3, 6, 7}
 	packOnes       = [32]int8{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 )
-
-// maskPacker holds packMasks' constants in registers across a loop.
-type maskPacker struct {
-	lo, hi, ones  archsimd.Int8x32
-	order, halves archsimd.Uint32x8
-}
-
-func newMaskPacker() maskPacker {
-	return maskPacker{
-		archsimd.LoadInt8x32(&packLowBytes), archsimd.LoadInt8x32(&packHighBytes),
-		archsimd.LoadInt8x32(&packOnes), archsimd.LoadUint32x8(&packDwordOrder), archsimd.LoadUint32x8(&packHalves),
-	}
-}
-
-// store writes the 32 lanes of m0..m3, in order, as Bool bytes to o.
-func (k *maskPacker) store(o *[32]uint8, m0, m1, m2, m3 archsimd.Mask32x8) {
-	p01 := m0.ToInt32x8().SaturateToInt16ConcatGrouped(m1.ToInt32x8()).AsInt8x32().PermuteOrZeroGrouped(k.lo)
-	p23 := m2.ToInt32x8().SaturateToInt16ConcatGrouped(m3.ToInt32x8()).AsInt8x32().PermuteOrZeroGrouped(k.hi)
-	p01.Or(p23).AsInt32x8().Permute(k.order).AsInt8x32().And(k.ones).Store((*[32]int8)(unsafe.Pointer(o)))
-}
-
-// store64 writes the 32 lanes of m0..m7 (4 each, all ones or zero), in
-// order, as Bool bytes to o: VPACKSSDW twice narrows them to 16 bits, in
-// 4-byte pairs that VPERMD puts in order; then VPSHUFB, VPERMD and AND as
-// in store.
-func (k *maskPacker) store64(o *[32]uint8, m0, m1, m2, m3, m4, m5, m6, m7 archsimd.Mask64x4) {
-	q0 := m0.ToInt64x4().AsInt32x8().SaturateToInt16ConcatGrouped(m1.ToInt64x4().AsInt32x8()).AsInt32x8()
-	q1 := m2.ToInt64x4().AsInt32x8().SaturateToInt16ConcatGrouped(m3.ToInt64x4().AsInt32x8()).AsInt32x8()
-	q2 := m4.ToInt64x4().AsInt32x8().SaturateToInt16ConcatGrouped(m5.ToInt64x4().AsInt32x8()).AsInt32x8()
-	q3 := m6.ToInt64x4().AsInt32x8().SaturateToInt16ConcatGrouped(m7.ToInt64x4().AsInt32x8()).AsInt32x8()
-	r0 := q0.SaturateToInt16ConcatGrouped(q1).AsInt32x8().Permute(k.order).AsInt8x32().PermuteOrZeroGrouped(k.lo)
-	r1 := q2.SaturateToInt16ConcatGrouped(q3).AsInt32x8().Permute(k.order).AsInt8x32().PermuteOrZeroGrouped(k.hi)
-	r0.Or(r1).AsInt32x8().Permute(k.halves).AsInt8x32().And(k.ones).Store((*[32]int8)(unsafe.Pointer(o)))
-}
-
-// compareFloat32 is compareFloat64 for float32, 32 elements an iteration,
-// the masks packed to bytes by maskPacker.
-func compareFloat32(c int, d []uint8, xs, ys []float32) {
-	n := len(d)
-	xs, ys = xs[:n], ys[:n]
-	k := newMaskPacker()
-	i := 0
-	for ; i <= n-32; i += 32 {
-		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
-		x0, y0 := archsimd.LoadFloat32x8Slice(x[0:8]), archsimd.LoadFloat32x8Slice(y[0:8])
-		x1, y1 := archsimd.LoadFloat32x8Slice(x[8:16]), archsimd.LoadFloat32x8Slice(y[8:16])
-		x2, y2 := archsimd.LoadFloat32x8Slice(x[16:24]), archsimd.LoadFloat32x8Slice(y[16:24])
-		x3, y3 := archsimd.LoadFloat32x8Slice(x[24:32]), archsimd.LoadFloat32x8Slice(y[24:32])
-		var m0, m1, m2, m3 archsimd.Mask32x8
-		switch c {
-		case cmpLess:
-			m0, m1, m2, m3 = x0.Less(y0), x1.Less(y1), x2.Less(y2), x3.Less(y3)
-		case cmpLessEqual:
-			m0, m1, m2, m3 = x0.LessEqual(y0), x1.LessEqual(y1), x2.LessEqual(y2), x3.LessEqual(y3)
-		case cmpGreater:
-			m0, m1, m2, m3 = x0.Greater(y0), x1.Greater(y1), x2.Greater(y2), x3.Greater(y3)
-		case cmpGreaterEqual:
-			m0, m1, m2, m3 = x0.GreaterEqual(y0), x1.GreaterEqual(y1), x2.GreaterEqual(y2), x3.GreaterEqual(y3)
-		case cmpEqual:
-			m0, m1, m2, m3 = x0.Equal(y0), x1.Equal(y1), x2.Equal(y2), x3.Equal(y3)
-		default:
-			m0, m1, m2, m3 = x0.NotEqual(y0), x1.NotEqual(y1), x2.NotEqual(y2), x3.NotEqual(y3)
-		}
-		k.store((*[32]uint8)(d[i:i+32:i+32]), m0, m1, m2, m3)
-	}
-	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d[i:], xs[i:], ys[i:])
-}
-
-// compareInt32 is d[i] = b2u(xs[i] op ys[i]) for the comparison c, as
-// compareFloat32.
-func compareInt32(c int, d []uint8, xs, ys []int32) {
-	n := len(d)
-	xs, ys = xs[:n], ys[:n]
-	k := newMaskPacker()
-	i := 0
-	for ; i <= n-32; i += 32 {
-		x, y := xs[i:i+32:i+32], ys[i:i+32:i+32]
-		x0, y0 := archsimd.LoadInt32x8Slice(x[0:8]), archsimd.LoadInt32x8Slice(y[0:8])
-		x1, y1 := archsimd.LoadInt32x8Slice(x[8:16]), archsimd.LoadInt32x8Slice(y[8:16])
-		x2, y2 := archsimd.LoadInt32x8Slice(x[16:24]), archsimd.LoadInt32x8Slice(y[16:24])
-		x3, y3 := archsimd.LoadInt32x8Slice(x[24:32]), archsimd.LoadInt32x8Slice(y[24:32])
-		var m0, m1, m2, m3 archsimd.Mask32x8
-		switch c {
-		case cmpLess:
-			m0, m1, m2, m3 = y0.Greater(x0), y1.Greater(x1), y2.Greater(x2), y3.Greater(x3)
-		case cmpLessEqual:
-			m0, m1, m2, m3 = x0.LessEqual(y0), x1.LessEqual(y1), x2.LessEqual(y2), x3.LessEqual(y3)
-		case cmpGreater:
-			m0, m1, m2, m3 = x0.Greater(y0), x1.Greater(y1), x2.Greater(y2), x3.Greater(y3)
-		case cmpGreaterEqual:
-			m0, m1, m2, m3 = x0.GreaterEqual(y0), x1.GreaterEqual(y1), x2.GreaterEqual(y2), x3.GreaterEqual(y3)
-		case cmpEqual:
-			m0, m1, m2, m3 = x0.Equal(y0), x1.Equal(y1), x2.Equal(y2), x3.Equal(y3)
-		default:
-			m0, m1, m2, m3 = x0.NotEqual(y0), x1.NotEqual(y1), x2.NotEqual(y2), x3.NotEqual(y3)
-		}
-		k.store((*[32]uint8)(d[i:i+32:i+32]), m0, m1, m2, m3)
-	}
-	clearUpper() // the scalar tail is legacy SSE
-	compareScalar(c, d[i:], xs[i:], ys[i:])
-}
 
 // compareInt64 is compareInt32 for int64.
 func compareInt64(c int, d []uint8, xs, ys []int64) {

@@ -211,25 +211,7 @@ func TestVectorSlabsMatchLoops(t *testing.T) {
 			for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9} {
 				const ao, xo = 2, 1
 				rs := n + r.IntN(3)
-				var acc, x []byte
-				switch r.IntN(3) {
-				case 0:
-					acc, x = hostileValues(r, key.dt, n+ao), hostileValues(r, key.dt, xo+(rows-1)*rs+n)
-				case 1: // signed zeros and negatives only
-					v := make([]float64, n+ao+xo+(rows-1)*rs+n)
-					for i := range v {
-						v[i] = []float64{0, math.Copysign(0, -1), -1, -2}[r.IntN(4)]
-					}
-					b := convertFloats(key.dt, v)
-					acc, x = b[:(n+ao)*sz], b[(n+ao)*sz:]
-				default: // ordinary numbers with a few NaNs
-					v := randomFloats(r, n+ao+xo+(rows-1)*rs+n+12, false)[12:]
-					for range 3 {
-						v[r.IntN(len(v))] = math.NaN()
-					}
-					b := convertFloats(key.dt, v)
-					acc, x = b[:(n+ao)*sz], b[(n+ao)*sz:]
-				}
+				acc, x := reductionOperands(r, key.dt, n+ao, xo+(rows-1)*rs+n, r.IntN(3))
 				want, got := slices.Clone(acc), slices.Clone(acc)
 				base, ok := newReduction(key.op, key.dt, want, x)
 				if !ok {
@@ -246,6 +228,67 @@ func TestVectorSlabsMatchLoops(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestVectorRowRunsMatchLoops checks the row-runs loops (a reduction over
+// the last axis: acc[ao+j] = combine(acc[ao+j], x[xo+j*rs:][:n]...)) against
+// the scalar row loop, over more rows than a group of the vector loop.
+func TestVectorRowRunsMatchLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 6))
+	for key, mk := range vectorRowRuns {
+		sz := key.dt.Size()
+		for _, n := range vectorLengths {
+			if n == 0 {
+				continue
+			}
+			for _, rows := range []int{1, 3, 4, 31, 32, 33, 70} {
+				const ao, xo = 2, 1
+				rs := n + r.IntN(3)
+				acc, x := reductionOperands(r, key.dt, rows+ao, xo+(rows-1)*rs+n, r.IntN(4))
+				want, got := slices.Clone(acc), slices.Clone(acc)
+				base, ok := newReduction(key.op, key.dt, want, x)
+				if !ok {
+					t.Fatalf("%s %s: no scalar reduction", key.op, key.dt)
+				}
+				for j := range rows {
+					base.row(ao+j, xo+j*rs, 1, n)
+				}
+				mk(got, x)(ao, xo, n, rows, rs)
+				if i := sameElems(key.dt, want, got); i >= 0 {
+					t.Fatalf("%s %s n=%d rows=%d rs=%d: element %d: vector %x, loop %x", key.op, key.dt, n, rows, rs, i,
+						got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])
+				}
+			}
+		}
+	}
+}
+
+// reductionOperands returns an accumulator of accN and an operand of xN
+// elements of dt, by kind: 0 hostile values, 1 signed zeros and negatives
+// only (extremes may be zeros of either sign), 2 ordinary numbers with a
+// few NaNs (in either), 3 ordinary numbers without NaN (the vector paths
+// decide).
+func reductionOperands(r *rand.Rand, dt zarr.DataType, accN, xN, kind int) (acc, x []byte) {
+	var v []float64
+	switch kind {
+	case 0:
+		return hostileValues(r, dt, accN), hostileValues(r, dt, xN)
+	case 1:
+		v = make([]float64, accN+xN)
+		for i := range v {
+			v[i] = []float64{0, math.Copysign(0, -1), -1, -2}[r.IntN(4)]
+		}
+	case 2:
+		v = randomFloats(r, accN+xN+12, false)[12:]
+		for range 3 {
+			v[r.IntN(len(v))] = math.NaN()
+		}
+	default:
+		v = randomFloats(r, accN+xN+12, false)[12:]
+	}
+	b := convertFloats(dt, v)
+	sz := dt.Size()
+	return b[:accN*sz], b[accN*sz:]
 }
 
 // convertFloats encodes float64 values as dt, which may be an integer
