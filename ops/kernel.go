@@ -557,3 +557,55 @@ func batchOffset(idx, shape []int, nb int) int {
 	}
 	return off
 }
+
+// InPlaceInput returns the input whose buffer a task of a map kernel may
+// use as its output block (-1: none), so the task holds one buffer less:
+// a stored input read whole chunks at a time ("aligned"), laid out as the
+// output (same shape and chunks, no broadcast or permuted axes) with
+// elements of the output's size. Every element of the output is then
+// computed from the same positions of that input: each strip's
+// temporaries are read from the input before the strip's result is
+// written, and the expression's last operation reads the input, if it
+// does, through a kernel that may overwrite its operand
+// (kernels.OverwritesInputSafely). The engine uses it only for tasks of
+// one step.
+func (t *TaskKernel) InPlaceInput() int {
+	op := t.op
+	k := op.Kernel
+	if k.Core != "map" || op.CopiesInput() || op.TaskBlocks != nil {
+		return -1
+	}
+	e := k.Exprs[0]
+	if e.Op == "input" || e.Op == "const" {
+		return -1
+	}
+	out := op.Output
+	for i, in := range op.Inputs {
+		a := in.Array
+		if a.Virtual() || !op.InputAligned(i) || a.DType.Size() != out.DType.Size() || len(in.Dims) != out.NDim() {
+			continue
+		}
+		same := true
+		for d, m := range in.Dims {
+			if m.Kind != plan.Affine || m.Step != 1 || m.Start != 0 || m.OutDim != d || a.Shape[d] != out.Shape[d] {
+				same = false
+				break
+			}
+		}
+		if !same || (!kernels.OverwritesInputSafely(e.Op) && readsInput(e, i)) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// readsInput reports whether an argument of e is input i itself.
+func readsInput(e *plan.Expr, i int) bool {
+	for _, a := range e.Args {
+		if a.Op == "input" && a.Input == i {
+			return true
+		}
+	}
+	return false
+}
