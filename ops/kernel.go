@@ -42,6 +42,9 @@ type TaskKernel struct {
 	// readAhead is op.ReadAheadDepth(), computed once per op: it looks at
 	// every block size of the inputs, too costly to repeat per task.
 	readAhead int
+	// inPlace is InPlaceInput's answer + 1 (the zero value: none),
+	// computed once per op.
+	inPlace int
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -90,7 +93,7 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 		}
 	}
-	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth()}, nil
+	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), inPlace: inPlaceInput(op) + 1}, nil
 }
 
 // ReadAheadDepth is the op's plan.Op.ReadAheadDepth, computed when the
@@ -569,8 +572,9 @@ func batchOffset(idx, shape []int, nb int) int {
 // does, through a kernel that may overwrite its operand
 // (kernels.OverwritesInputSafely). The engine uses it only for tasks of
 // one step.
-func (t *TaskKernel) InPlaceInput() int {
-	op := t.op
+func (t *TaskKernel) InPlaceInput() int { return t.inPlace - 1 }
+
+func inPlaceInput(op *plan.Op) int {
 	k := op.Kernel
 	if k.Core != "map" || op.CopiesInput() || op.TaskBlocks != nil {
 		return -1
