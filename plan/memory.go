@@ -32,8 +32,9 @@ func IsObjectStore(workDir string) bool {
 // a larger block strip by strip (ops' evalInto), each temporary one strip
 // of at most MaxElemBytes-wide elements (a step split into p pieces uses
 // strips of StripElems/p). 64 Ki elements keep the strips of a chain in
-// the L2 cache while the per-strip kernel calls cost well under 1% of the
-// arithmetic.
+// the L2 cache and are long enough for the kernels' per-call cost not to
+// show (ops' BenchmarkChainStrips: W1.chain's expression runs faster in
+// strips than whole).
 const StripElems = 1 << 16
 
 // MaxElemBytes is the widest element (complex128), the size temporaries
