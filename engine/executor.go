@@ -586,6 +586,12 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		}
 	} else {
 		piecewise := op.Kernel.Core == "piecewise"
+		// A one-step map task may read one input into the output buffer and
+		// compute over it in place (ops.TaskKernel.InPlaceInput).
+		inPlace, aliased := -1, false
+		if steps == 1 {
+			inPlace = k.InPlaceInput()
+		}
 		// readStep reads the inputs of one step into ins.
 		readStep := func(step []int, ins []ops.Block) error {
 			for i, in := range op.Inputs {
@@ -606,7 +612,12 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 				if !in.Array.Virtual() && op.InputAligned(i) {
 					size = max(n, j.chunkBytes(ctx, in.Array))
 				}
-				b := ta.Allocate(size)
+				var b []byte
+				if i == inPlace && n == outBytes && len(buf) >= size {
+					b, aliased = buf, true
+				} else {
+					b = ta.Allocate(size)
+				}
 				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
 				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
 					return err
@@ -616,6 +627,10 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		}
 		freeStep := func(ins []ops.Block) {
 			for i := range ins {
+				if i == inPlace && aliased {
+					ins[i] = ops.Block{} // the output buffer
+					continue
+				}
 				if ins[i].Data != nil {
 					ta.Free(ins[i].Data[:cap(ins[i].Data)])
 				}

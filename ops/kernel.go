@@ -43,6 +43,9 @@ type TaskKernel struct {
 	// op.PrefetchDepth(), computed once per op: they look at every block
 	// size of the inputs, too costly to repeat per task.
 	readAhead, prefetch int
+	// inPlace is InPlaceInput's answer + 1 (the zero value: none),
+	// computed once per op.
+	inPlace int
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -91,7 +94,7 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 		}
 	}
-	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth()}, nil
+	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth(), inPlace: inPlaceInput(op) + 1}, nil
 }
 
 // ReadAheadDepth is the op's plan.Op.ReadAheadDepth, computed when the
@@ -119,15 +122,15 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 				shape := append([]int(nil), out.Shape...)
 				shape[d] = hi - lo
 				pleaf := func(i int) kernels.Operand { return sliceOperand(leaf(i), d, lo, hi) }
-				return evalInto(alloc, k.Exprs[0], shape, pleaf, out.Data[lo*row:hi*row])
+				return evalInto(alloc, k.Exprs[0], shape, pleaf, out.Data[lo*row:hi*row], plan.StripElems/pieces)
 			})
 		}
-		return evalInto(alloc, k.Exprs[0], out.Shape, leaf, out.Data)
+		return evalInto(alloc, k.Exprs[0], out.Shape, leaf, out.Data, plan.StripElems)
 	case "reduce":
 		frame := t.frameShape(ins)
 		leaf := func(i int) kernels.Operand { return t.frameView(i, ins[i], frame) }
 		if rk, ok := recordKinds[k.Reduce]; ok {
-			x, release, err := t.reduceOperand(alloc, frame, leaf)
+			x, release, err := t.reduceOperand(alloc, frame, leaf, plan.StripElems)
 			if err != nil {
 				return err
 			}
@@ -146,10 +149,10 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 				pacc := append([]int(nil), accShape...)
 				pacc[d] = hi - lo
 				pleaf := func(i int) kernels.Operand { return sliceOperand(leaf(i), d, lo, hi) }
-				return t.reduceInto(alloc, kernels.Contiguous(out.DType, out.Data[lo*row:hi*row], pacc), pframe, pleaf, first)
+				return t.reduceInto(alloc, kernels.Contiguous(out.DType, out.Data[lo*row:hi*row], pacc), pframe, pleaf, first, plan.StripElems/pieces)
 			})
 		}
-		return t.reduceInto(alloc, kernels.Contiguous(out.DType, out.Data, accShape), frame, leaf, first)
+		return t.reduceInto(alloc, kernels.Contiguous(out.DType, out.Data, accShape), frame, leaf, first, plan.StripElems)
 	case "piecewise":
 		return t.piecewiseStep(out, ins, first)
 	case "cumsum", "cumprod", "sort", "argsort":
@@ -184,7 +187,7 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 
 // reduceOperand returns a reduce kernel's operand over frame: the input
 // itself, or its expression evaluated into a temporary (release frees it).
-func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) kernels.Operand) (kernels.Operand, func(), error) {
+func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) kernels.Operand, strip int) (kernels.Operand, func(), error) {
 	k := t.op.Kernel
 	e := k.Exprs[0]
 	switch {
@@ -192,7 +195,7 @@ func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) 
 		return leaf(e.Args[0].Input), func() {}, nil // widened as it is folded
 	case e.Op != "input":
 		buf := alloc.Allocate(int(plan.Prod(frame)) * e.DType.Size())
-		if err := evalInto(alloc, e, frame, leaf, buf); err != nil {
+		if err := evalInto(alloc, e, frame, leaf, buf, strip); err != nil {
 			alloc.Free(buf)
 			return kernels.Operand{}, nil, err
 		}
@@ -202,8 +205,8 @@ func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) 
 }
 
 // reduceInto folds the operand over frame into acc.
-func (t *TaskKernel) reduceInto(alloc Allocator, acc kernels.Operand, frame []int, leaf func(int) kernels.Operand, first bool) error {
-	x, release, err := t.reduceOperand(alloc, frame, leaf)
+func (t *TaskKernel) reduceInto(alloc Allocator, acc kernels.Operand, frame []int, leaf func(int) kernels.Operand, first bool, strip int) error {
+	x, release, err := t.reduceOperand(alloc, frame, leaf, strip)
 	if err != nil {
 		return err
 	}
@@ -225,7 +228,7 @@ func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
 	defer alloc.Free(tmp)
 	copy(tmp, out.Data)
 	leaf := func(int) kernels.Operand { return kernels.Contiguous(out.DType, tmp, out.Shape) }
-	return evalInto(alloc, k.Exprs[1], out.Shape, leaf, out.Data)
+	return evalInto(alloc, k.Exprs[1], out.Shape, leaf, out.Data, plan.StripElems)
 }
 
 // outView views input region b of input i in the output's dimensions:
@@ -292,7 +295,7 @@ func evalOperand(alloc Allocator, e *plan.Expr, ins []Block) (kernels.Operand, f
 		return leaf(0), func() {}, nil
 	}
 	buf := alloc.Allocate(int(plan.Prod(b.Shape)) * e.DType.Size())
-	if err := evalInto(alloc, e, b.Shape, leaf, buf); err != nil {
+	if err := evalInto(alloc, e, b.Shape, leaf, buf, plan.StripElems); err != nil {
 		alloc.Free(buf)
 		return kernels.Operand{}, nil, err
 	}
@@ -313,7 +316,130 @@ func exprInput(e *plan.Expr) int {
 
 // evalInto evaluates e over shape into dst (C order), reading inputs
 // through leaf. Temporaries come from alloc and are freed once used.
-func evalInto(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand, dst []byte) error {
+//
+// An expression with temporaries over more than strip elements is
+// evaluated strip by strip (evalStrips), so that its temporaries hold one
+// strip each instead of the whole block: a fused chain over 128 MiB chunks
+// no longer holds several 128 MiB intermediates per task, and the strips
+// stay in cache between the operations of the chain. strip is
+// plan.StripElems, divided by the number of pieces when a step is split
+// across goroutines (the pieces' temporaries together stay within the
+// projection's plan.StripElems per temporary).
+func evalInto(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand, dst []byte, strip int) error {
+	strip = max(strip, 1)
+	if plan.Prod(shape) > int64(strip) && e.Temporaries() > 0 {
+		return evalStrips(alloc, e, shape, leaf, dst, strip)
+	}
+	return evalWhole(alloc, e, shape, leaf, dst)
+}
+
+// evalStrips evaluates e into dst one strip at a time: C-order runs of at
+// most strip elements, each a range of one axis d (every axis before it at
+// one index, every axis after it whole), so that a strip of dst is
+// contiguous and each input's strip is a view of it. Temporaries are
+// buffers of strip × plan.MaxElemBytes bytes, allocated once for all the
+// strips and freed at the end (stripScratch).
+func evalStrips(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand, dst []byte, strip int) error {
+	// d is the first axis whose inner block fits a strip; a strip takes
+	// rows of it.
+	d, inner := len(shape)-1, 1
+	for d > 0 && inner*shape[d] <= strip {
+		inner *= shape[d]
+		d--
+	}
+	rows := max(1, strip/inner)
+	size := e.DType.Size()
+	// The inputs' views of the whole shape, made once.
+	leaves := map[int]kernels.Operand{}
+	whole := func(i int) kernels.Operand {
+		o, ok := leaves[i]
+		if !ok {
+			o = leaf(i)
+			leaves[i] = o
+		}
+		return o
+	}
+	s := &stripScratch{alloc: alloc, size: strip * plan.MaxElemBytes}
+	defer s.release()
+	outer := make([]int, d) // index over the axes before d
+	sub := make([]int, len(shape))
+	for {
+		flat := 0
+		for k := range d {
+			flat = flat*shape[k] + outer[k]
+		}
+		for lo := 0; lo < shape[d]; lo += rows {
+			hi := min(lo+rows, shape[d])
+			for k := range d {
+				sub[k] = 1
+			}
+			sub[d] = hi - lo
+			copy(sub[d+1:], shape[d+1:])
+			sleaf := func(i int) kernels.Operand {
+				o := whole(i)
+				for k := range d {
+					o = sliceOperand(o, k, outer[k], outer[k]+1)
+				}
+				return sliceOperand(o, d, lo, hi)
+			}
+			start := (flat*shape[d] + lo) * inner
+			n := (hi - lo) * inner
+			if err := evalWhole(s, e, sub, sleaf, dst[start*size:(start+n)*size]); err != nil {
+				return err
+			}
+		}
+		// Next index of the outer axes.
+		k := d - 1
+		for ; k >= 0; k-- {
+			outer[k]++
+			if outer[k] < shape[k] {
+				break
+			}
+			outer[k] = 0
+		}
+		if k < 0 {
+			return nil
+		}
+	}
+}
+
+// stripScratch hands out the temporaries of evalStrips: every buffer has
+// size bytes (a strip of the widest element), so a freed one serves any
+// later request and the buffers held never outnumber the temporaries alive
+// at once (plan.Expr.Temporaries), which the projection charges. release
+// returns them to the task's allocator.
+type stripScratch struct {
+	alloc      Allocator
+	size       int
+	free, held [][]byte
+}
+
+func (s *stripScratch) Allocate(n int) []byte {
+	if n > s.size {
+		// Not reached: a strip's elements are at most plan.MaxElemBytes wide.
+		panic(fmt.Sprintf("ops: strip temporary of %d bytes exceeds %d", n, s.size))
+	}
+	if k := len(s.free); k > 0 {
+		b := s.free[k-1]
+		s.free = s.free[:k-1]
+		return b[:n]
+	}
+	b := s.alloc.Allocate(s.size)
+	s.held = append(s.held, b)
+	return b[:n]
+}
+
+func (s *stripScratch) Free(b []byte) { s.free = append(s.free, b[:cap(b)]) }
+
+func (s *stripScratch) release() {
+	for _, b := range s.held {
+		s.alloc.Free(b)
+	}
+	s.held, s.free = nil, nil
+}
+
+// evalWhole is evalInto without strips: every temporary covers shape.
+func evalWhole(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand, dst []byte) error {
 	out := kernels.Contiguous(e.DType, dst, shape)
 	switch e.Op {
 	case "input":
@@ -359,7 +485,7 @@ func evalArg(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.
 		return kernels.Operand{DType: e.DType, Data: v, Shape: shape, Strides: make([]int, len(shape))}, func() {}, nil
 	}
 	buf := alloc.Allocate(int(plan.Prod(shape)) * e.DType.Size())
-	if err := evalInto(alloc, e, shape, leaf, buf); err != nil {
+	if err := evalWhole(alloc, e, shape, leaf, buf); err != nil {
 		alloc.Free(buf)
 		return kernels.Operand{}, nil, err
 	}
@@ -438,4 +564,57 @@ func batchOffset(idx, shape []int, nb int) int {
 		off = off*n + i
 	}
 	return off
+}
+
+// InPlaceInput returns the input whose buffer a task of a map kernel may
+// use as its output block (-1: none), so the task holds one buffer less:
+// a stored input read whole chunks at a time ("aligned"), laid out as the
+// output (same shape and chunks, no broadcast or permuted axes) with
+// elements of the output's size. Every element of the output is then
+// computed from the same positions of that input: each strip's
+// temporaries are read from the input before the strip's result is
+// written, and the expression's last operation reads the input, if it
+// does, through a kernel that may overwrite its operand
+// (kernels.OverwritesInputSafely). The engine uses it only for tasks of
+// one step.
+func (t *TaskKernel) InPlaceInput() int { return t.inPlace - 1 }
+
+func inPlaceInput(op *plan.Op) int {
+	k := op.Kernel
+	if k.Core != "map" || op.CopiesInput() || op.TaskBlocks != nil {
+		return -1
+	}
+	e := k.Exprs[0]
+	if e.Op == "input" || e.Op == "const" {
+		return -1
+	}
+	out := op.Output
+	for i, in := range op.Inputs {
+		a := in.Array
+		if a.Virtual() || !op.InputAligned(i) || a.DType.Size() != out.DType.Size() || len(in.Dims) != out.NDim() {
+			continue
+		}
+		same := true
+		for d, m := range in.Dims {
+			if m.Kind != plan.Affine || m.Step != 1 || m.Start != 0 || m.OutDim != d || a.Shape[d] != out.Shape[d] {
+				same = false
+				break
+			}
+		}
+		if !same || (!kernels.OverwritesInputSafely(e.Op) && readsInput(e, i)) {
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// readsInput reports whether an argument of e is input i itself.
+func readsInput(e *plan.Expr, i int) bool {
+	for _, a := range e.Args {
+		if a.Op == "input" && a.Input == i {
+			return true
+		}
+	}
+	return false
 }

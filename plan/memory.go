@@ -54,6 +54,20 @@ func (a *Array) StoreURL() string {
 // there (PrefetchDepth) instead of read ahead into buffers.
 func (a *Array) PageCached() bool { return !a.Virtual() && LocalStore(a.StoreURL()) }
 
+// StripElems is the most elements an element-wise expression's
+// temporaries hold: a kernel evaluates an expression with temporaries over
+// a larger block strip by strip (ops' evalInto), each temporary one strip
+// of at most MaxElemBytes-wide elements (a step split into p pieces uses
+// strips of StripElems/p). 64 Ki elements keep the strips of a chain in
+// the L2 cache and are long enough for the kernels' per-call cost not to
+// show (ops' BenchmarkChainStrips: W1.chain's expression runs faster in
+// strips than whole).
+const StripElems = 1 << 16
+
+// MaxElemBytes is the widest element (complex128), the size temporaries
+// are costed at.
+const MaxElemBytes = 16
+
 // ProjectedMem returns the most memory one task of op can use:
 //
 //	reserved_mem + Σ inputs + kernel temporaries + extra + output × (1 + write copies)
@@ -70,9 +84,10 @@ func (a *Array) PageCached() bool { return !a.Virtual() && LocalStore(a.StoreURL
 //
 // The output block is allocated at its stored chunk size and written from
 // there, with write-copies extra for the encoded bytes. Kernel temporaries
-// are the intermediate results of an expression (map core) or of the
-// operand expressions (reduce and matmul cores), each the size of the
-// largest output block or input region.
+// are the intermediate results of an expression (map core: at most one
+// strip of StripElems elements each) or of the operand expressions
+// (reduce and matmul cores), each the size of the largest output block or
+// input region.
 //
 // A task that folds several steps reads the next steps' inputs while it
 // computes the current one (see ReadAheadDepth) when an input is on an
@@ -256,11 +271,13 @@ func projectedBase(op *Op) int64 {
 		}
 		total += taskElems * int64(op.Output.DType.Size())
 	}
-	elem := int64(16) // temporaries are costed at the widest element size
+	elem := int64(MaxElemBytes) // temporaries are costed at the widest element size
 	switch op.Kernel.Core {
 	case "map":
+		// Evaluated a strip at a time (at most StripElems elements of
+		// temporaries per temporary, whether or not the step is split).
 		for _, e := range op.Kernel.Exprs {
-			total += int64(e.Temporaries()) * taskElems * elem
+			total += int64(e.Temporaries()) * min(taskElems, StripElems) * elem
 		}
 	default:
 		for i, e := range op.Kernel.Exprs {
