@@ -73,12 +73,14 @@ def test_go_operation_chunk_buffers(tmp_path):
     cb, seen = _run(tmp_path)
     (op,) = [op for op in seen.plan.ops if "multiply" in op.func]
     peak = cb.stats[op.name].peak_memory_allocated
-    # Go's chunk buffers come from C malloc: the input and output chunks (8 MB each)
-    assert peak >= 2 * 8 * MB
+    # Go's chunk buffers come from C malloc: y * 2 reads its input chunk into its
+    # output buffer and multiplies there (an in-place element-wise task,
+    # docs/memory.md), so one 8 MB chunk is live at a time
+    assert peak >= 8 * MB
     # and the projection covers what memray saw, as Cubed's tests check
     assert peak <= op.projected_mem
     sizes = [a.memory for a in cb.allocations[op.name]]
-    assert sizes.count(8 * MB + 64) + sizes.count(8 * MB) >= 2
+    assert sizes.count(8 * MB + 64) + sizes.count(8 * MB) >= 1
 
 
 def test_threshold_filters_allocations(tmp_path):
