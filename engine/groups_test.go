@@ -17,17 +17,7 @@ func TestReadSharingGroups(t *testing.T) {
 	n := 6 * 4 * 5
 	dir := t.TempDir()
 	stored := func(name string, v []float64) *plan.Array {
-		x := literal(t, spec, []int{6, 4, 5}, []any{1, 4, 5}, v)
-		out, err := ops.ToZarr(x, plan.ZarrRef{Store: dir, Path: name}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compute(t, Options{}, out)
-		back, err := ops.FromZarr(context.Background(), dir, name, nil, spec, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return back
+		return storedArray(t, spec, dir, name, []int{6, 4, 5}, []any{1, 4, 5}, v)
 	}
 	v2 := seq(n)
 	for i := range v2 {
@@ -106,17 +96,7 @@ func TestReadSharingGroups(t *testing.T) {
 // from the last block to the first; the sum is right either way.
 func TestSecondPassRunsInReverse(t *testing.T) {
 	spec := testSpec(t)
-	dir := t.TempDir()
-	x0 := literal(t, spec, []int{8, 3}, []any{1, 3}, seq(24))
-	out, err := ops.ToZarr(x0, plan.ZarrRef{Store: dir, Path: "x"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compute(t, Options{}, out)
-	x, err := ops.FromZarr(context.Background(), dir, "x", nil, spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := storedArray(t, spec, t.TempDir(), "x", []int{8, 3}, []any{1, 3}, seq(24))
 	m, _ := ops.Reduce("mean", x, []int{0}, true, nil, 2)
 	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: m})
 	sq, _ := ops.Elemwise("multiply", ops.Operand{Array: d}, ops.Operand{Array: d})

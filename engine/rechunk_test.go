@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/cubego/cubego/ops"
@@ -43,12 +44,7 @@ func TestRechunkProperties(t *testing.T) {
 		if p.Validate() != nil {
 			continue // a budget too small for these chunks is refused, as it should be
 		}
-		var bad []string
-		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
-			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
-				bad = append(bad, ev.Op)
-			}
-		})
+		res, bad, err := executeWithinProjection(p)
 		if err != nil {
 			t.Fatalf("case %d %v: %v", i, shape, err)
 		}
@@ -134,12 +130,7 @@ func TestDegenerateRechunkUsesMoreStages(t *testing.T) {
 	if stages < 2 {
 		t.Fatalf("%d rechunk stages, want at least 2", stages)
 	}
-	var bad []string
-	res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
-		if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
-			bad = append(bad, ev.Op)
-		}
-	})
+	res, bad, err := executeWithinProjection(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,12 +194,7 @@ func TestRechunkFusedIntoConsumerProperties(t *testing.T) {
 				}
 			}
 		}
-		var bad []string
-		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
-			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
-				bad = append(bad, ev.Op)
-			}
-		})
+		res, bad, err := executeWithinProjection(p)
 		if err != nil {
 			t.Fatalf("case %d %v: %v", i, shape, err)
 		}
@@ -269,12 +255,7 @@ func TestReductionOfRechunk(t *testing.T) {
 		if want := len(rechunkStages(y)); copies < want {
 			t.Errorf("rechunk to %v: %d copies planned, want at least %d", c, copies, want)
 		}
-		var bad []string
-		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
-			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
-				bad = append(bad, ev.Op)
-			}
-		})
+		res, bad, err := executeWithinProjection(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,12 +364,7 @@ func TestRechunkFusedIntoReductionProperties(t *testing.T) {
 			fused++
 		}
 
-		var bad []string
-		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
-			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
-				bad = append(bad, ev.Op)
-			}
-		})
+		res, bad, err := executeWithinProjection(p)
 		if err != nil {
 			t.Fatalf("case %d %v: %v", i, shape, err)
 		}
@@ -435,17 +411,7 @@ func TestRechunkReadsRawSourceInPart(t *testing.T) {
 		// Seven source chunks: a one-stage copy of whole chunks (the whole
 		// array at once) does not fit, a target block read in part does.
 		spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: int64(7 * 8 * tc.n * tc.c), ReservedMem: 0}
-		dir := t.TempDir()
-		x0 := literal(t, testSpec(t), []int{tc.n, tc.n}, []any{tc.n, tc.c}, seq(tc.n*tc.n))
-		out, err := ops.ToZarr(x0, plan.ZarrRef{Store: dir, Path: "x"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compute(t, Options{}, out)
-		x, err := ops.FromZarr(context.Background(), dir, "x", nil, spec, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		x := storedArray(t, spec, t.TempDir(), "x", []int{tc.n, tc.n}, []any{tc.n, tc.c}, seq(tc.n*tc.n))
 		if !x.PartialReads {
 			t.Fatal("an uncompressed local source does not read chunks in part")
 		}
@@ -468,12 +434,7 @@ func TestRechunkReadsRawSourceInPart(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		var bad []string
-		res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
-			if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
-				bad = append(bad, ev.Op)
-			}
-		})
+		res, bad, err := executeWithinProjection(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -491,4 +452,36 @@ func TestRechunkReadsRawSourceInPart(t *testing.T) {
 			t.Errorf("n=%d c=%d: tasks of %v allocated more than projected", tc.n, tc.c, bad)
 		}
 	}
+}
+
+// executeWithinProjection runs p and returns its result and the ops of
+// the tasks that allocated more than their projection.
+func executeWithinProjection(p *plan.Plan) (*Result, []string, error) {
+	var bad []string
+	var mu sync.Mutex
+	res, err := Execute(context.Background(), p, Options{}, func(ev Event) {
+		if ev.Type == TaskEnd && ev.PeakAllocated > ev.ProjectedMem {
+			mu.Lock()
+			bad = append(bad, ev.Op)
+			mu.Unlock()
+		}
+	})
+	return res, bad, err
+}
+
+// storedArray writes values to a Zarr array name under dir (a local
+// store) with the given chunks and returns it opened under spec.
+func storedArray(t *testing.T, spec *plan.Spec, dir, name string, shape []int, chunks []any, values []float64) *plan.Array {
+	t.Helper()
+	x := literal(t, testSpec(t), shape, chunks, values)
+	out, err := ops.ToZarr(x, plan.ZarrRef{Store: dir, Path: name}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compute(t, Options{}, out)
+	a, err := ops.FromZarr(context.Background(), dir, name, nil, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
