@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
@@ -30,26 +31,9 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 	chunkStrides := ops.CStrides(chunkShape)
 	n := len(r.Count)
 
-	// Per dimension, the blocks the region touches and, for each, the range
-	// of region indices [lo, hi] inside it.
-	pieces := make([][]piece, n)
-	offs := make([][]int, n)
-	for d := range n {
-		off := a.ChunkOffsets(d)
-		offs[d] = off
-		// Only the blocks between the region's first and last index can
-		// hold any of it; the others are not looked at.
-		first, last := r.Start[d], r.Start[d]+r.Step[d]*(r.Count[d]-1)
-		first, last = max(min(first, last), 0), min(max(first, last), off[len(off)-1]-1)
-		if first > last {
-			continue
-		}
-		for b := a.BlockOf(d, first); b <= a.BlockOf(d, last); b++ {
-			lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1])
-			if lo <= hi {
-				pieces[d] = append(pieces[d], piece{b, lo, hi})
-			}
-		}
+	pieces, offs, ok := regionPieces(a, r)
+	if !ok {
+		return fmt.Errorf("engine: region %v of %s lies outside the array", r, a)
 	}
 	single := true
 	for d := range n {
@@ -128,6 +112,35 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 // block and the range [lo, hi] of region indices in it.
 type piece struct{ block, lo, hi int }
 
+// regionPieces returns, per dimension, the blocks of a that region r
+// touches, each with the range of region indices inside it, and the
+// blocks' element offsets; ok is false when r has no element in a along
+// some dimension. Only the blocks between the region's first and last
+// index can hold any of it; the others are not looked at.
+func regionPieces(a *plan.Array, r plan.Region) (pieces [][]piece, offs [][]int, ok bool) {
+	n := len(r.Count)
+	pieces = make([][]piece, n)
+	offs = make([][]int, n)
+	for d := range n {
+		off := a.ChunkOffsets(d)
+		offs[d] = off
+		first, last := r.Start[d], r.Start[d]+r.Step[d]*(r.Count[d]-1)
+		first, last = max(min(first, last), 0), min(max(first, last), off[len(off)-1]-1)
+		if first > last {
+			return nil, nil, false
+		}
+		for b := a.BlockOf(d, first); b <= a.BlockOf(d, last); b++ {
+			if lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1]); lo <= hi {
+				pieces[d] = append(pieces[d], piece{b, lo, hi})
+			}
+		}
+		if len(pieces[d]) == 0 {
+			return nil, nil, false
+		}
+	}
+	return pieces, offs, true
+}
+
 // wholeChunk reports whether the pieces at idx (one per dimension, unit
 // steps) cover their whole chunk.
 func wholeChunk(pieces [][]piece, idx, chunkShape []int) bool {
@@ -165,27 +178,14 @@ func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) 
 	if _, ok := z.Store().(zarr.Prefetcher); !ok {
 		return
 	}
+	pieces, offs, ok := regionPieces(a, r)
+	if !ok {
+		return
+	}
 	n := len(r.Count)
-	pieces := make([][]piece, n)
-	offs := make([][]int, n)
 	unitSteps := true
 	for d := range n {
-		off := a.ChunkOffsets(d)
-		offs[d] = off
 		unitSteps = unitSteps && r.Step[d] == 1
-		first, last := r.Start[d], r.Start[d]+r.Step[d]*(r.Count[d]-1)
-		first, last = max(min(first, last), 0), min(max(first, last), off[len(off)-1]-1)
-		if first > last {
-			return
-		}
-		for b := a.BlockOf(d, first); b <= a.BlockOf(d, last); b++ {
-			if lo, hi := indexRange(r.Start[d], r.Step[d], r.Count[d], off[b], off[b+1]); lo <= hi {
-				pieces[d] = append(pieces[d], piece{b, lo, hi})
-			}
-		}
-		if len(pieces[d]) == 0 {
-			return
-		}
 	}
 	idx := make([]int, n)
 	coords := make([]int, n)
