@@ -327,42 +327,34 @@ func readSharingGroups(p *plan.Plan, workers int) [][]*plan.OpInfo {
 		}
 		return true
 	}
+	// The ops reading each stored array, in plan order: a group grows
+	// along the arrays its members read.
+	readers := map[*plan.Array][]*plan.OpInfo{}
+	for _, o := range p.Ops {
+		for _, a := range o.Op.InputArrays() {
+			if !a.Virtual() {
+				readers[a] = append(readers[a], o)
+			}
+		}
+	}
 	grouped := map[*plan.OpInfo]bool{}
-	for i, o := range p.Ops {
+	for _, o := range p.Ops {
 		if grouped[o] {
 			continue
 		}
+		grouped[o] = true
 		group := []*plan.OpInfo{o}
-		reads := map[*plan.Array]bool{}
-		for _, a := range o.Op.InputArrays() {
-			if !a.Virtual() {
-				reads[a] = true
-			}
-		}
-		for changed := true; changed; {
-			changed = false
-			for _, q := range p.Ops[i+1:] {
-				if grouped[q] || !ready(q) || slices.Contains(group, q) {
-					continue
-				}
-				shares := false
-				for _, a := range q.Op.InputArrays() {
-					shares = shares || reads[a]
-				}
-				if !shares {
-					continue
-				}
-				group = append(group, q)
-				for _, a := range q.Op.InputArrays() {
-					if !a.Virtual() {
-						reads[a] = true
+		for k := 0; k < len(group); k++ {
+			for _, a := range group[k].Op.InputArrays() {
+				for _, q := range readers[a] {
+					if !grouped[q] && ready(q) {
+						grouped[q] = true
+						group = append(group, q)
 					}
 				}
-				changed = true
 			}
 		}
 		for _, g := range group {
-			grouped[g] = true
 			produced[g.Op.Output] = true
 		}
 		groups = append(groups, group)
