@@ -552,6 +552,9 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if op.MirroredTask(block) {
+		return 0, nil // the task of the transposed block writes this one
+	}
 	out := op.Output
 	z, err := j.storage.array(ctx, out)
 	if err != nil {
@@ -763,6 +766,13 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if op.TaskBlocks != nil {
 		return 0, j.writeBlocks(ctx, ta, z, op, block, outShape, buf[:outBytes])
 	}
+	if op.MirrorsTask(block) {
+		if err := j.writeMirror(ctx, ta, z, op, block, outBlock); err != nil {
+			return 0, err
+		}
+	} else if op.Mirror {
+		mirrorUpper(outBlock)
+	}
 	// Pad an edge block to the stored chunk shape in place (backwards, since
 	// every destination index is at least its source index).
 	chunk := z.ChunkShape()
@@ -774,6 +784,48 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		return 0, err
 	}
 	return 0, nil
+}
+
+// writeMirror writes the transpose of a mirrored op's computed block (its
+// last two dimensions swapped) to the chunk of the transposed block.
+func (j *job) writeMirror(ctx context.Context, ta *taskAllocator, z *zarr.Array, op *plan.Op, block []int, b ops.Block) error {
+	n := len(block)
+	elem := b.DType.Size()
+	shape := slices.Clone(b.Shape)
+	shape[n-2], shape[n-1] = shape[n-1], shape[n-2]
+	src := ops.CStrides(b.Shape)
+	src[n-2], src[n-1] = src[n-1], src[n-2]
+	buf := ta.Allocate(z.ChunkBytes())
+	defer ta.Free(buf)
+	size := int(plan.Prod(shape)) * elem
+	ops.StridedCopy(elem, shape, buf, 0, ops.CStrides(shape), b.Data, 0, src)
+	if size != len(buf) {
+		padInPlace(elem, shape, z.ChunkShape(), buf)
+	}
+	mirror := slices.Clone(block)
+	mirror[n-2], mirror[n-1] = block[n-1], block[n-2]
+	return z.WriteChunk(ctx, j.storage.chunkCoords(op.Output, mirror), buf)
+}
+
+// mirrorUpper copies the upper triangle of a diagonal block of a mirrored
+// op onto its lower one (each matrix of the last two dimensions), so the
+// whole output is exactly symmetric, as the blocks off the diagonal are;
+// a general matrix product may round a[i, j] and a[j, i] differently.
+func mirrorUpper(b ops.Block) {
+	n := len(b.Shape)
+	elem := b.DType.Size()
+	m := b.Shape[n-1]
+	if b.Shape[n-2] != m {
+		return
+	}
+	for off := 0; off < len(b.Data); off += m * m * elem {
+		c := b.Data[off : off+m*m*elem]
+		for i := 1; i < m; i++ {
+			for k := range i {
+				copy(c[(i*m+k)*elem:(i*m+k+1)*elem], c[(k*m+i)*elem:(k*m+i+1)*elem])
+			}
+		}
+	}
 }
 
 // prefetchStep prefetches into the page cache the chunks of the inputs of

@@ -86,10 +86,11 @@ func (j *job) blocksPerTask(o *plan.OpInfo) int {
 
 // loadWritten lists, for a resumed computation, the output chunks an
 // earlier run already wrote, so that their tasks are not run again. Ops
-// whose tasks write several blocks (TaskBlocks) are resumed per op only.
+// whose tasks write several blocks (TaskBlocks, Mirror) are resumed per op
+// only.
 func (r *opRun) loadWritten(ctx context.Context) error {
 	op := r.o.Op
-	if !r.j.storage.resume || op.TaskBlocks != nil {
+	if !r.j.storage.resume || op.TaskBlocks != nil || op.Mirror {
 		return nil
 	}
 	z, err := r.j.storage.array(ctx, op.Output)

@@ -99,6 +99,10 @@ func Matmul(x, y *plan.Array) (*plan.Array, error) {
 	}
 	out := plan.NewArray(shape, dt, chunks, spec)
 	op := plan.NewOp("matmul", "blockwise", []plan.Input{{Array: x, Dims: xDims}, {Array: y, Dims: yDims}}, out, kernel)
+	// a @ a.T and a.T @ a are symmetric: compute the blocks on and above
+	// the diagonal, each written twice (plan.Op.Mirror).
+	op.Mirror = x == y && (xt != nil) != (yt != nil) && len(batch) == 0 && x.NDim() == 2 &&
+		equalInts(chunks[0], chunks[1])
 	if floatOrComplex(dt) {
 		// The BLAS packs panels of both operands; never more than twice
 		// their size (tiny blocks), at most MatmulWorkspace.

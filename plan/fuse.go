@@ -89,6 +89,9 @@ func isRechunk(op *Op) bool {
 // through other blocks would read source chunks more than once, which is
 // what rechunking in stages avoids.
 func fuseInto(c, p *Op) *Op {
+	if c.Mirror || p.Mirror {
+		return nil // a mirrored op's tasks do not each compute their own block
+	}
 	if isRechunk(p) {
 		return fuseRechunkInto(c, p)
 	}

@@ -260,6 +260,9 @@ func projectedBase(op *Op) int64 {
 	}
 	outBytes := op.Output.ChunkBytes()
 	total += outBytes * (1 + copies.Write)
+	if op.Mirror {
+		total += outBytes // the transposed block, written to the mirrored chunk
+	}
 	// The elements a task computes at once: one block, or with TaskBlocks
 	// several, computed together in one buffer and written one chunk at a
 	// time from a chunk-sized copy.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cubego/cubego/zarr"
 )
@@ -27,6 +28,27 @@ type Op struct {
 	// them as separate chunks): a rechunk copy whose reads are whole source
 	// chunks. Task coordinates then index this coarser grid.
 	TaskBlocks []int
+	// Mirror, when set, says the output is symmetric in its last two
+	// dimensions (a @ a.T): block (..., i, j) is the transpose of block
+	// (..., j, i). The task of a block with i < j writes both; a task
+	// with i > j computes nothing (MirroredTask), so the op does about
+	// half the work. The last two dimensions have the same shape and
+	// chunks, and TaskBlocks is unset.
+	Mirror bool
+}
+
+// MirroredTask reports whether the task of block is left to the task of
+// its transposed block (Mirror, below the diagonal): it computes nothing.
+func (op *Op) MirroredTask(block []int) bool {
+	n := len(block)
+	return op.Mirror && n >= 2 && block[n-2] > block[n-1]
+}
+
+// MirrorsTask reports whether the task of block also writes the
+// transposed block (Mirror, above the diagonal).
+func (op *Op) MirrorsTask(block []int) bool {
+	n := len(block)
+	return op.Mirror && n >= 2 && block[n-2] < block[n-1]
 }
 
 // TaskGrid returns the number of tasks along each dimension.
@@ -444,6 +466,12 @@ func (op *Op) check() error {
 		}
 		if bad {
 			return fmt.Errorf("plan: %s has task blocks %v for %d dimensions (want one count >= 1 each)", op, op.TaskBlocks, nout)
+		}
+	}
+	if op.Mirror {
+		out := op.Output
+		if nout < 2 || op.TaskBlocks != nil || out.Shape[nout-2] != out.Shape[nout-1] || !slices.Equal(out.Chunks[nout-2], out.Chunks[nout-1]) {
+			return fmt.Errorf("plan: %s mirrors blocks of an output of shape %v and chunks %v (want its last two dimensions alike, one block a task)", op, out.Shape, out.Chunks)
 		}
 	}
 	for i, in := range op.Inputs {

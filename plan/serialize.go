@@ -60,6 +60,7 @@ type opJSON struct {
 	Kernel     kernelJSON  `json:"kernel"`
 	ExtraMem   int64       `json:"extra_mem"`
 	TaskBlocks []int       `json:"task_blocks,omitempty"`
+	Mirror     bool        `json:"mirror,omitempty"`
 }
 
 type inputJSON struct {
@@ -204,7 +205,7 @@ func toGraph(outputs []*Array) (*graphJSON, error) {
 		if op := a.Op; op != nil {
 			k, ok := opIndex[op]
 			if !ok {
-				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks,
+				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks, Mirror: op.Mirror,
 					Kernel: kernelJSON{Core: op.Kernel.Core, Reduce: op.Kernel.Reduce, Axes: op.Kernel.Axes, FrameNDim: op.Kernel.FrameNDim,
 						RecordIn: op.Kernel.RecordIn, RecordOut: op.Kernel.RecordOut, Correction: op.Kernel.Correction,
 						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Transposed: op.Kernel.Transposed, Indices: op.Kernel.Indices,
@@ -290,7 +291,7 @@ func Unmarshal(b []byte) ([]*Array, error) {
 					inputs = append(inputs, Input{Array: arrays[in.Array], Dims: in.Dims})
 				}
 				op = NewOp(oj.Func, oj.Kind, inputs, a, k)
-				op.Name, op.ExtraMem, op.TaskBlocks = oj.Name, oj.ExtraMem, oj.TaskBlocks
+				op.Name, op.ExtraMem, op.TaskBlocks, op.Mirror = oj.Name, oj.ExtraMem, oj.TaskBlocks, oj.Mirror
 				ops[aj.Op] = op
 			}
 			a.Op = op

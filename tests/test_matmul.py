@@ -54,6 +54,25 @@ def test_matmul_of_expressions(spec):
     assert_matches(cubego.sum((x + 1) @ (y * 2), axis=0), np.sum((a + 1) @ (b * 2), axis=0))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize(("shape", "chunks"), [((7, 5), (3, 2)), ((9, 9), (9, 4)), ((10, 3), (4, 3))])
+@pytest.mark.parametrize("stored", [False, True])
+def test_product_with_own_transpose(spec, tmp_path, shape, chunks, dtype, stored):
+    # a @ a.T and a.T @ a compute the blocks above the diagonal once and
+    # mirror them: the full product, exactly symmetric as numpy's.
+    a = make_data(shape, dtype, seed=7)
+    x = cubego.asarray(a, chunks=chunks, spec=spec)
+    if stored:
+        cubego.to_zarr(x, str(tmp_path / "a.zarr"))
+        x = cubego.from_zarr(str(tmp_path / "a.zarr"), spec=spec)
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    for got, want in [(x @ x.T, a @ a.T), (x.T @ x, a.T @ a), (cubego.matmul(x, x.mT), a @ a.T)]:
+        r = got.compute()
+        np.testing.assert_allclose(r, want, rtol=rtol, atol=rtol)
+        assert np.array_equal(r, r.T)
+    assert_matches(cubego.sum(x @ x.T, axis=1), np.sum(a @ a.T, axis=1), rtol=rtol)
+
+
 @pytest.mark.parametrize(
     ("shape1", "shape2"),
     [((3, 4), (5, 2)), ((4,), (3,)), ((2, 3, 4), (3, 4, 5)), ((), (3,)), ((3,), ())],
