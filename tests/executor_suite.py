@@ -65,8 +65,13 @@ def test_results_equal_in_process(executor, work, tmp_path):
     spec = cubego.Spec(**work, allowed_mem="100MB")
     s, stored = _plan(spec, str(tmp_path / "out.zarr"))
     want = np.mean(np.arange(240.0).reshape(24, 10) * 2 - 1 + 1, axis=0)
-    got, _ = cubego.compute(s, stored, executor=executor)
+    # A product with its own transpose runs the tasks above the diagonal
+    # only, each writing two blocks (plan.Op.Mirror).
+    x = cubego.asarray(np.arange(60.0).reshape(10, 6) % 7, chunks=(3, 4), spec=spec)
+    got, _, sym = cubego.compute(s, stored, x @ x.T, executor=executor)
     np.testing.assert_allclose(got, want)
+    xn = np.arange(60.0).reshape(10, 6) % 7
+    np.testing.assert_allclose(sym, xn @ xn.T)
     import zarr
 
     np.testing.assert_allclose(
