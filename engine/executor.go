@@ -272,7 +272,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	if !opts.ComputeArraysInParallel {
 		groups = readSharingGroups(p, opts.MaxWorkers)
 	}
-	j.reverse = scanDirections(groups)
+	j.reverse = scanDirections(groups, j.cachedAtEnd(ctx, p))
 	for _, group := range groups {
 		if err = runStage(ctx, group, run); err != nil {
 			break
@@ -371,9 +371,17 @@ func readSharingGroups(p *plan.Plan, workers int) [][]*plan.OpInfo {
 // from the page cache the part of x that the first pass left there,
 // instead of evicting it just before needing it. Results do not depend on
 // the order in which tasks run.
-func scanDirections(groups [][]*plan.OpInfo) map[*plan.OpInfo]bool {
+//
+// The arrays of atEnd count as streamed once before the computation: the
+// page cache holds their end, not their start (another process, or an
+// earlier computation, read or wrote them last in that order), so the
+// first pass over them starts at the end too.
+func scanDirections(groups [][]*plan.OpInfo, atEnd map[*plan.Array]bool) map[*plan.OpInfo]bool {
 	reverse := map[*plan.OpInfo]bool{}
 	streamed := map[*plan.Array]int{}
+	for a := range atEnd {
+		streamed[a] = 1
+	}
 	for _, group := range groups {
 		for _, o := range group {
 			var largest *plan.Array
@@ -394,6 +402,79 @@ func scanDirections(groups [][]*plan.OpInfo) map[*plan.OpInfo]bool {
 		}
 	}
 	return reverse
+}
+
+// residencySamples is how many chunks at each end of a stored array
+// cachedAtEnd looks at.
+const residencySamples = 4
+
+// residencyMinBytes is the smallest stored array whose page-cache
+// residency cachedAtEnd looks at: smaller ones are read whole from memory
+// or from disk whatever the order.
+var residencyMinBytes int64 = 256 << 20
+
+// cachedAtEnd returns the stored arrays the plan reads but does not write
+// (on local disk, at least residencyMinBytes, read by an op of more than
+// one task) whose last chunks, in C order, are clearly more in the page
+// cache than their first: on average a quarter of a chunk more over
+// residencySamples chunks spread over the first and the last sixteenth of
+// the chunk grid. It reads nothing (mincore).
+func (j *job) cachedAtEnd(ctx context.Context, p *plan.Plan) map[*plan.Array]bool {
+	produced := map[*plan.Array]bool{}
+	for _, o := range p.Ops {
+		produced[o.Op.Output] = true
+	}
+	atEnd := map[*plan.Array]bool{}
+	seen := map[*plan.Array]bool{}
+	for _, o := range p.Ops {
+		if o.NumTasks < 2 {
+			continue
+		}
+		for _, a := range o.Op.InputArrays() {
+			if seen[a] || produced[a] || !a.PageCached() || a.NBytes() < residencyMinBytes {
+				continue
+			}
+			seen[a] = true
+			z, err := j.storage.array(ctx, a)
+			if err != nil {
+				continue
+			}
+			grid := z.GridShape()
+			n := plan.Prod(grid)
+			if n < 2 {
+				continue
+			}
+			span := max(n/16, 1)
+			resident := func(first int64) (float64, bool) {
+				total, k := 0.0, 0
+				for i := range residencySamples {
+					f, ok := z.ChunkResident(ctx, unravel(first+int64(i)*span/residencySamples, grid))
+					if !ok {
+						return 0, false
+					}
+					total += f
+					k++
+				}
+				return total / float64(k), true
+			}
+			head, ok1 := resident(0)
+			tail, ok2 := resident(n - span)
+			if ok1 && ok2 && tail-head > 0.25 {
+				atEnd[a] = true
+			}
+		}
+	}
+	return atEnd
+}
+
+// unravel returns the coordinates of flat index i (C order) in grid.
+func unravel(i int64, grid []int) []int {
+	c := make([]int, len(grid))
+	for d := len(grid) - 1; d >= 0; d-- {
+		c[d] = int(i % int64(grid[d]))
+		i /= int64(grid[d])
+	}
+	return c
 }
 
 // intermediateReleaser returns a function to call when an op has finished:

@@ -109,7 +109,7 @@ func TestSecondPassRunsInReverse(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Fuse()
-	reverse := scanDirections(readSharingGroups(p, 2))
+	reverse := scanDirections(readSharingGroups(p, 2), nil)
 	var readers []bool
 	for _, o := range p.Ops {
 		for _, a := range o.Op.InputArrays() {
@@ -120,6 +120,20 @@ func TestSecondPassRunsInReverse(t *testing.T) {
 	}
 	if len(readers) != 2 || readers[0] || !readers[1] {
 		t.Fatalf("ops reading x run in reverse: %v, want [false true]", readers)
+	}
+	// With the end of x in the page cache and not its start, the first
+	// pass starts at the end and the second at the start.
+	reverse = scanDirections(readSharingGroups(p, 2), map[*plan.Array]bool{x: true})
+	readers = readers[:0]
+	for _, o := range p.Ops {
+		for _, a := range o.Op.InputArrays() {
+			if a == x {
+				readers = append(readers, reverse[o])
+			}
+		}
+	}
+	if len(readers) != 2 || !readers[0] || readers[1] {
+		t.Fatalf("x cached at its end: ops reading x run in reverse: %v, want [true false]", readers)
 	}
 	order := []int{}
 	res, err := Execute(context.Background(), p, Options{MaxWorkers: 1}, func(ev Event) {

@@ -336,6 +336,23 @@ func (a *Array) PrefetchChunk(ctx context.Context, coords []int) bool {
 	return true
 }
 
+// ChunkResident reports the fraction of the stored chunk at coords that
+// is in the store's memory (the page cache of a local file store, see
+// ResidencyReporter); ok is false on a store that cannot tell, for a
+// missing chunk, or for coords outside the grid.
+func (a *Array) ChunkResident(ctx context.Context, coords []int) (fraction float64, ok bool) {
+	r, isR := a.store.(ResidencyReporter)
+	if !isR || len(coords) != len(a.grid) {
+		return 0, false
+	}
+	for i, c := range coords {
+		if c < 0 || c >= a.grid[i] {
+			return 0, false
+		}
+	}
+	return r.Resident(ctx, a.ChunkKey(coords))
+}
+
 // getEncoded reads the stored bytes of a chunk, into a pooled buffer when
 // the store implements ReaderInto.
 func (a *Array) getEncoded(ctx context.Context, key string) ([]byte, func(), error) {

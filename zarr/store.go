@@ -84,6 +84,14 @@ type RangePrefetcher interface {
 	PrefetchRange(ctx context.Context, key string, offset, length int64) error
 }
 
+// ResidencyReporter is implemented by stores that can tell how much of a
+// value a read would find in memory without touching the disk: a local
+// file store reports the fraction of the file's pages in the page cache.
+// It is a hint for the order of reads, and reads nothing.
+type ResidencyReporter interface {
+	Resident(ctx context.Context, key string) (fraction float64, ok bool)
+}
+
 // OpenStore opens the store named by rawURL:
 //
 //   - "file:///abs/dir" or a plain local path (relative or absolute): a

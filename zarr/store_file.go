@@ -41,13 +41,14 @@ func newFileStore(absDir string) (*fileStore, error) {
 }
 
 var (
-	_ Store        = (*fileStore)(nil)
-	_ ReaderInto   = (*fileStore)(nil)
-	_ Lister       = (*fileStore)(nil)
-	_ DirLister    = (*fileStore)(nil)
-	_ RangeGetter  = (*fileStore)(nil)
-	_ SuffixGetter = (*fileStore)(nil)
-	_ Prefetcher   = (*fileStore)(nil)
+	_ Store             = (*fileStore)(nil)
+	_ ReaderInto        = (*fileStore)(nil)
+	_ Lister            = (*fileStore)(nil)
+	_ DirLister         = (*fileStore)(nil)
+	_ RangeGetter       = (*fileStore)(nil)
+	_ SuffixGetter      = (*fileStore)(nil)
+	_ Prefetcher        = (*fileStore)(nil)
+	_ ResidencyReporter = (*fileStore)(nil)
 )
 
 func (s *fileStore) String() string { return "file://" + s.dir }

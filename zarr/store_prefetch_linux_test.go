@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,20 +19,10 @@ func resident(t *testing.T, path string) (in, pages int) {
 	}
 	defer f.Close()
 	info, _ := f.Stat()
-	m, err := unix.Mmap(int(f.Fd()), 0, int(info.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
+	if in, pages, err = residentPages(f, info.Size()); err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Munmap(m)
-	ps := os.Getpagesize()
-	vec := make([]byte, (len(m)+ps-1)/ps)
-	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
-		t.Fatal(errno)
-	}
-	for _, v := range vec {
-		in += int(v & 1)
-	}
-	return in, len(vec)
+	return in, pages
 }
 
 // Prefetch reads a whole file into the page cache, beyond the kernel's
@@ -145,5 +134,53 @@ func TestPrefetchChunkBoxReadsTheBand(t *testing.T) {
 	}
 	if most := band + 2*window/ps; in > most {
 		t.Fatalf("%d of %d pages cached after prefetching a band of %d (window %d bytes): more than the band", in, pages, band, window)
+	}
+}
+
+// ChunkResident reports the page-cache share of a chunk's file: all of it
+// after a write, none after the pages are dropped, and nothing for a
+// missing chunk.
+func TestChunkResidentReportsThePageCache(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := CreateArray(ctx, s, "x", ArrayMetadata{Shape: []int{4, 512}, ChunkShape: []int{1, 512}, DataType: Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, a.ChunkBytes())
+	for i := range chunk {
+		chunk[i] = byte(i%250 + 1) // not the fill value: stored
+	}
+	if err := a.WriteChunk(ctx, []int{1, 0}, chunk); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := a.ChunkResident(ctx, []int{1, 0}); !ok || f != 1 {
+		t.Fatalf("written chunk: resident %v, %v; want 1, true", f, ok)
+	}
+	if _, ok := a.ChunkResident(ctx, []int{0, 0}); ok {
+		t.Error("missing chunk reported resident")
+	}
+	if _, ok := a.ChunkResident(ctx, []int{9, 0}); ok {
+		t.Error("chunk outside the grid reported resident")
+	}
+	p := filepath.Join(dir, "x", "c", "1", "0")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	if in, _ := resident(t, p); in > 0 {
+		t.Skipf("%d pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)", in)
+	}
+	if f, ok := a.ChunkResident(ctx, []int{1, 0}); !ok || f != 0 {
+		t.Fatalf("dropped chunk: resident %v, %v; want 0, true", f, ok)
 	}
 }
