@@ -27,6 +27,11 @@ type Block struct {
 	// form than its result (a record reduction's last round), the
 	// accumulator of TaskKernel.AccBytes, kept across the task's steps.
 	Acc []byte
+	// Const marks a broadcast block: every element of Shape equals the one
+	// element in Data. The engine hands a kernel the input regions of a
+	// constant virtual array this way (TaskKernel.ConstInput) instead of
+	// filling them; Data is shared, never written or freed.
+	Const bool
 }
 
 // TaskKernel runs the kernel of one op on the blocks of one task: Step is
@@ -46,6 +51,9 @@ type TaskKernel struct {
 	// inPlace is InPlaceInput's answer + 1 (the zero value: none),
 	// computed once per op.
 	inPlace int
+	// consts holds, per input, the value of a constant virtual input that
+	// the kernel takes as a broadcast block (ConstInput), else nil.
+	consts [][]byte
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -94,7 +102,58 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 		}
 	}
-	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth(), inPlace: inPlaceInput(op) + 1}, nil
+	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth(), inPlace: inPlaceInput(op) + 1, consts: constInputs(op)}, nil
+}
+
+// ConstInput returns, when the kernel takes input i as a broadcast block
+// (Block.Const), the value of its elements (one element's bytes), else
+// nil. The input is then a virtual array of one value (ones, zeros, full,
+// empty), and the engine does not fill its regions: the kernel reads the
+// one element through zero strides, as it reads a constant of its
+// expression.
+func (t *TaskKernel) ConstInput(i int) []byte {
+	if i < len(t.consts) {
+		return t.consts[i]
+	}
+	return nil
+}
+
+// constInputs returns the values of the inputs of op that its kernel takes
+// as broadcast blocks (nil entries for the others; nil for none). Only the
+// cores that read every input through a strided view take them: map (its
+// inputs are viewed in the output's dimensions, outView) and reduce
+// (frameView; kernels.Reduce folds a zero-stride run in the same order as
+// a contiguous one, so sums keep their bits), except a record reduction
+// whose operand is the input itself. Every other core reads its regions
+// as C-ordered blocks and gets them filled.
+func constInputs(op *plan.Op) [][]byte {
+	k := op.Kernel
+	var consts [][]byte
+	for i, in := range op.Inputs {
+		g := in.Array.Generator
+		if g == nil || g.Kind != "full" {
+			continue
+		}
+		switch k.Core {
+		case "map":
+		case "reduce":
+			// A record reduction (argmax, var...) folds its operand
+			// itself only as a C-ordered block; through an expression it
+			// folds the expression's contiguous result.
+			e := k.Exprs[0]
+			_, record := recordKinds[k.Reduce]
+			if record && ((e.Op == "input" && e.Input == i) || (plan.FoldsCast(k.Reduce, e) && e.Args[0].Input == i)) {
+				continue
+			}
+		default:
+			continue
+		}
+		if consts == nil {
+			consts = make([][]byte, len(op.Inputs))
+		}
+		consts[i] = kernels.ScalarBytes(toKernelScalar(g.Value), in.Array.DType)
+	}
+	return consts
 }
 
 // ReadAheadDepth is the op's plan.Op.ReadAheadDepth, computed when the
@@ -206,13 +265,82 @@ func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) 
 
 // reduceInto folds the operand over frame into acc.
 func (t *TaskKernel) reduceInto(alloc Allocator, acc kernels.Operand, frame []int, leaf func(int) kernels.Operand, first bool, strip int) error {
-	x, release, err := t.reduceOperand(alloc, frame, leaf, strip)
+	x, ok, err := uniformOperand(t.op.Kernel.Exprs[0], frame, leaf)
 	if err != nil {
 		return err
 	}
-	defer release()
+	if !ok {
+		var release func()
+		x, release, err = t.reduceOperand(alloc, frame, leaf, strip)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	return kernels.Reduce(t.op.Kernel.Reduce, acc, x, t.op.Kernel.Axes, first)
 }
+
+// uniformOperand returns, when expression e (not a bare input) reads only
+// inputs that are the same at every position of frame (zero strides, as
+// a constant virtual input's broadcast block), e's value evaluated once,
+// as a zero-stride operand over frame; ok is false otherwise. Elementwise
+// kernels compute each element from its operands' values alone, never
+// from its position, so this is the value every element of the full
+// evaluation would have, and the fold (kernels.Reduce) combines a
+// zero-stride run in the same order as a contiguous one: sum(ones(...) +
+// 1) gets the bits it got from the evaluated block, without writing and
+// reading that block.
+func uniformOperand(e *plan.Expr, frame []int, leaf func(int) kernels.Operand) (kernels.Operand, bool, error) {
+	if e.Op == "input" || e.Op == "const" || plan.Prod(frame) <= 1 || !uniformLeaves(e, frame, leaf) {
+		return kernels.Operand{}, false, nil
+	}
+	one := make([]int, len(frame))
+	for d := range one {
+		one[d] = 1
+	}
+	point := func(i int) kernels.Operand {
+		o := leaf(i)
+		for d := range one {
+			o = sliceOperand(o, d, 0, 1)
+		}
+		return o
+	}
+	buf := make([]byte, e.DType.Size())
+	if err := evalWhole(heapAllocator{}, e, one, point, buf); err != nil {
+		return kernels.Operand{}, false, err
+	}
+	return kernels.Operand{DType: e.DType, Data: buf, Shape: frame, Strides: make([]int, len(frame))}, true, nil
+}
+
+// uniformLeaves reports whether every input e reads has stride 0 along
+// each dimension of frame longer than 1.
+func uniformLeaves(e *plan.Expr, frame []int, leaf func(int) kernels.Operand) bool {
+	if e.Op == "input" {
+		o := leaf(e.Input)
+		if o.Strides == nil {
+			return false
+		}
+		for d, s := range o.Strides {
+			if s != 0 && frame[d] > 1 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, a := range e.Args {
+		if !uniformLeaves(a, frame, leaf) {
+			return false
+		}
+	}
+	return true
+}
+
+// heapAllocator allocates the one-element temporaries of uniformOperand
+// on the Go heap: they are a few bytes, outside any projection's scale.
+type heapAllocator struct{}
+
+func (heapAllocator) Allocate(n int) []byte { return make([]byte, n) }
+func (heapAllocator) Free([]byte)           {}
 
 // Finish applies a reduction's final expression (e.g. mean's division), or
 // writes a record reduction's results from its accumulator.
@@ -235,6 +363,9 @@ func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
 // broadcast dimensions get stride 0, dropped dimensions vanish and
 // permuted dimensions keep their own strides.
 func (t *TaskKernel) outView(i int, b Block, outShape []int) kernels.Operand {
+	if b.Const {
+		return kernels.Operand{DType: b.DType, Data: b.Data, Shape: outShape, Strides: make([]int, len(outShape))}
+	}
 	in := t.op.Inputs[i]
 	strides := CStrides(b.Shape)
 	view := make([]int, len(outShape))
@@ -272,6 +403,9 @@ func inFrame(m plan.DimMap) bool {
 
 // frameView views input region b of input i in the operand frame.
 func (t *TaskKernel) frameView(i int, b Block, frame []int) kernels.Operand {
+	if b.Const {
+		return kernels.Operand{DType: b.DType, Data: b.Data, Shape: frame, Strides: make([]int, len(frame))}
+	}
 	strides := CStrides(b.Shape)
 	view := make([]int, len(frame))
 	for d, m := range t.op.Inputs[i].Dims {
