@@ -1,7 +1,7 @@
 """Constant virtual arrays (ones, zeros, full, empty) read as broadcast scalars.
 
 Map and reduce tasks take a constant input's regions as its one value
-through zero strides instead of filling them (docs/internals.md); these
+through zero strides instead of filling them (docs/execution.md); these
 tests hold the results to numpy's for every kind of dtype, with stored and
 other virtual arrays, broadcasting, where, astype, reductions (nan ones and
 arg ones too) and computations whose only inputs are constants.
