@@ -168,3 +168,15 @@ def test_constant_map_to_zarr(spec, tmp_path):
     t2 = tmp_path / "ints.zarr"
     cubego.to_zarr(cubego.full((30, 20), 7, dtype="int32", chunks=(8, 8), spec=spec) // 2, str(t2))
     np.testing.assert_array_equal(zarr.open_array(str(t2), mode="r")[...], np.full((30, 20), 3, dtype="int32"))
+
+
+@pytest.mark.parametrize(("shape", "chunks"), [((), ()), ((0,), (2,)), ((3, 0), (2, 2)), ((1, 1), (1, 1))], ids=str)
+def test_zero_size_and_0d(spec, shape, chunks):
+    c = cubego.full(shape, 2.5, chunks=chunks, spec=spec)
+    cd = np.full(shape, 2.5)
+    assert_matches(c * 2 + 1, cd * 2 + 1)
+    assert_matches(cubego.sum(c + 1), np.sum(cd + 1))
+    assert_matches(cubego.sum(cubego.ones(shape, chunks=chunks, spec=spec)), np.sum(np.ones(shape)))
+    if cd.size:
+        assert_matches(cubego.max(c - 1), np.max(cd - 1))
+        assert_matches(cubego.argmax(c * 3), np.argmax(cd * 3))
