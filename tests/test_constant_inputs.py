@@ -23,11 +23,16 @@ SHAPE, CHUNKS = (37, 23), (10, 7)
 
 def constants(dtype, spec, shape=SHAPE, chunks=CHUNKS):
     """(cubego, numpy) pairs of the constant arrays of *dtype*."""
-    value = {"bool": True, "int32": -3, "complex128": 0.6 - 0.8j, "complex64": 0.8 + 0.6j}.get(dtype, 0.1)
+    value = {"bool": True, "int32": -3, "complex128": 0.6 - 0.8j, "complex64": 0.8 + 0.6j}.get(
+        dtype, 0.1
+    )
     return [
         (cubego.ones(shape, dtype=dtype, chunks=chunks, spec=spec), np.ones(shape, dtype=dtype)),
         (cubego.zeros(shape, dtype=dtype, chunks=chunks, spec=spec), np.zeros(shape, dtype=dtype)),
-        (cubego.full(shape, value, dtype=dtype, chunks=chunks, spec=spec), np.full(shape, value, dtype=dtype)),
+        (
+            cubego.full(shape, value, dtype=dtype, chunks=chunks, spec=spec),
+            np.full(shape, value, dtype=dtype),
+        ),
     ]
 
 
@@ -55,7 +60,10 @@ def test_elementwise_with_stored_and_virtual(spec, dtype):
         # With another virtual array (random).
         assert_matches(cubego.astype(c, "float64") * r, cd.astype("float64") * rd)
         assert_matches(cubego.where(r < 0.5, c, x), np.where(rd < 0.5, cd, xd))
-        assert_matches(cubego.astype(c, "float32") + cubego.astype(x, "float32"), cd.astype("float32") + xd.astype("float32"))
+        assert_matches(
+            cubego.astype(c, "float32") + cubego.astype(x, "float32"),
+            cd.astype("float32") + xd.astype("float32"),
+        )
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
@@ -71,7 +79,9 @@ def test_where_with_constant_condition_and_branches(spec):
     yes = cubego.full(SHAPE, True, dtype="bool", chunks=CHUNKS, spec=spec)
     no = cubego.zeros(SHAPE, dtype="bool", chunks=CHUNKS, spec=spec)
     assert_matches(cubego.where(yes, x, 0.5), xd)
-    assert_matches(cubego.where(no, x, cubego.full(SHAPE, 2.5, chunks=CHUNKS, spec=spec)), np.full(SHAPE, 2.5))
+    assert_matches(
+        cubego.where(no, x, cubego.full(SHAPE, 2.5, chunks=CHUNKS, spec=spec)), np.full(SHAPE, 2.5)
+    )
     # empty's values are unspecified: a where that never picks them.
     e = cubego.empty(SHAPE, chunks=CHUNKS, spec=spec)
     assert_matches(cubego.where(no, e, x), xd)
@@ -79,7 +89,13 @@ def test_where_with_constant_condition_and_branches(spec):
 
 @pytest.mark.parametrize(
     ("cshape", "xshape"),
-    [((1, 23), (37, 23)), ((37, 1), (37, 23)), ((23,), (37, 23)), ((37, 23), (23,)), ((5, 1, 23), (37, 1))],
+    [
+        ((1, 23), (37, 23)),
+        ((37, 1), (37, 23)),
+        ((23,), (37, 23)),
+        ((37, 23), (23,)),
+        ((5, 1, 23), (37, 1)),
+    ],
     ids=str,
 )
 def test_broadcasting(spec, cshape, xshape):
@@ -123,9 +139,15 @@ def test_bool_reductions(spec):
     for c, cd in constants("bool", spec):
         for axis in [None, 0, 1]:
             assert_matches(cubego.any(c, axis=axis), np.any(cd, axis=axis))
-            assert_matches(cubego.all(cubego.logical_or(c, x), axis=axis), np.all(np.logical_or(cd, xd), axis=axis))
+            assert_matches(
+                cubego.all(cubego.logical_or(c, x), axis=axis),
+                np.all(np.logical_or(cd, xd), axis=axis),
+            )
             assert_matches(cubego.sum(c, axis=axis), np.sum(cd, axis=axis))
-            assert_matches(cubego.sum(cubego.logical_and(c, x), axis=axis), np.sum(np.logical_and(cd, xd), axis=axis))
+            assert_matches(
+                cubego.sum(cubego.logical_and(c, x), axis=axis),
+                np.sum(np.logical_and(cd, xd), axis=axis),
+            )
             assert_matches(cubego.argmax(c, axis=axis), np.argmax(cd, axis=axis))
 
 
@@ -138,39 +160,58 @@ def test_nan_constants(spec):
         assert_matches(cubego.nansum(nan * 2, axis=axis), np.nansum(nd * 2, axis=axis))
         assert_matches(cubego.nansum(nan + x, axis=axis), np.nansum(nd + xd, axis=axis))
         assert_matches(cubego.max(nan + x, axis=axis), np.max(nd + xd, axis=axis))
-        assert_matches(cubego.nanmax(cubego.where(x > 0, nan, x), axis=axis), np.nanmax(np.where(xd > 0, nd, xd), axis=axis))
+        assert_matches(
+            cubego.nanmax(cubego.where(x > 0, nan, x), axis=axis),
+            np.nanmax(np.where(xd > 0, nd, xd), axis=axis),
+        )
 
 
 def test_only_constant_inputs_exact(spec):
     # W7's computation at a smaller size: exact.
     s = cubego.sum(cubego.ones((4000, 4000), chunks=500, spec=spec) + 1).compute()
     assert float(s) == 3.2e7
-    assert float(cubego.sum(cubego.ones((400, 300), chunks=(100, 70), spec=spec)).compute()) == 120000.0
+    assert (
+        float(cubego.sum(cubego.ones((400, 300), chunks=(100, 70), spec=spec)).compute())
+        == 120000.0
+    )
     # Sums that round: the bits numpy gets from one block of the same length.
     for dtype in ["float64", "float32"]:
-        got = cubego.sum(cubego.full((1000, 999), 0.1, dtype=dtype, chunks=(1000, 999), spec=spec) * 3).compute()
+        got = cubego.sum(
+            cubego.full((1000, 999), 0.1, dtype=dtype, chunks=(1000, 999), spec=spec) * 3
+        ).compute()
         want = np.sum(np.full((1000, 999), 0.1, dtype=dtype) * 3)
         assert got.dtype == want.dtype
         assert got.tobytes() == want.tobytes(), (got, want)
-        got = cubego.nansum(cubego.full((999, 1001), 1 / 3, dtype=dtype, chunks=(999, 1001), spec=spec) + 1).compute()
+        got = cubego.nansum(
+            cubego.full((999, 1001), 1 / 3, dtype=dtype, chunks=(999, 1001), spec=spec) + 1
+        ).compute()
         want = np.nansum(np.full((999, 1001), 1 / 3, dtype=dtype) + 1)
         assert np.allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-13)
 
 
 def test_constant_map_to_zarr(spec, tmp_path):
     target = tmp_path / "twice.zarr"
-    cubego.to_zarr(cubego.ones((50, 40), dtype="float32", chunks=(16, 16), spec=spec) * 2, str(target))
+    cubego.to_zarr(
+        cubego.ones((50, 40), dtype="float32", chunks=(16, 16), spec=spec) * 2, str(target)
+    )
     z = zarr.open_array(str(target), mode="r")
     np.testing.assert_array_equal(z[...], np.full((50, 40), 2, dtype="float32"))
     back = cubego.from_zarr(str(target), spec=spec)
-    assert_matches(back + cubego.zeros((50, 40), dtype="float32", chunks=(16, 16), spec=spec), np.full((50, 40), 2, dtype="float32"))
+    assert_matches(
+        back + cubego.zeros((50, 40), dtype="float32", chunks=(16, 16), spec=spec),
+        np.full((50, 40), 2, dtype="float32"),
+    )
     # Integer and bool constants stored, then combined with a stored input.
     t2 = tmp_path / "ints.zarr"
     cubego.to_zarr(cubego.full((30, 20), 7, dtype="int32", chunks=(8, 8), spec=spec) // 2, str(t2))
-    np.testing.assert_array_equal(zarr.open_array(str(t2), mode="r")[...], np.full((30, 20), 3, dtype="int32"))
+    np.testing.assert_array_equal(
+        zarr.open_array(str(t2), mode="r")[...], np.full((30, 20), 3, dtype="int32")
+    )
 
 
-@pytest.mark.parametrize(("shape", "chunks"), [((), ()), ((0,), (2,)), ((3, 0), (2, 2)), ((1, 1), (1, 1))], ids=str)
+@pytest.mark.parametrize(
+    ("shape", "chunks"), [((), ()), ((0,), (2,)), ((3, 0), (2, 2)), ((1, 1), (1, 1))], ids=str
+)
 def test_zero_size_and_0d(spec, shape, chunks):
     c = cubego.full(shape, 2.5, chunks=chunks, spec=spec)
     cd = np.full(shape, 2.5)

@@ -121,7 +121,9 @@ def test_bad_threshold(threshold, error):
 
 def test_processes_executor_traces_in_workers(tmp_path):
     # the workers trace their own first tasks, into the coordinator's directory
-    x = cubego.random.random((2000, 2000), chunks=(1000, 1000), spec=cubego.Spec(allowed_mem="200MB"))
+    x = cubego.random.random(
+        (2000, 2000), chunks=(1000, 1000), spec=cubego.Spec(allowed_mem="200MB")
+    )
     cb = MemrayCallback(mem_threshold=5 * MB, directory=tmp_path)
     seen = _Plan()
     result = (x * 2).compute(callbacks=[cb, seen], executor="processes", max_workers=1)

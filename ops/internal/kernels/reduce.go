@@ -668,10 +668,11 @@ func nanPairwiseSum[T float | complexFloat](x []T, xo, xs, n int) T {
 }
 
 // constPairwiseSum is pairwiseSum of n copies of c (a zero-stride run, as
-// a constant virtual array's broadcast block): the same splits and, in
+// a constant virtual array's broadcast block). Meaning: pairwiseSum(x, xo,
+// 0, n) with x[xo] == c, which it replaces. The same splits and, in
 // each block, eight accumulators that all add c the same number of times
-// from zero, so all hold the same value, computed once; equal halves are
-// computed once too (memo). The result has the bits of the sum over n
+// from zero, so all hold the same value, computed once; and the sum of
+// each length the splits reach is computed once (memo). The result has the bits of the sum over n
 // stored copies, in about log(n) blocks' work instead of n additions.
 func constPairwiseSum[T float | complexFloat](c T, n int, memo *sumMemo[T]) T {
 	if s, ok := memo.get(n); ok {
@@ -696,9 +697,10 @@ func constPairwiseSum[T float | complexFloat](c T, n int, memo *sumMemo[T]) T {
 	return s
 }
 
-// constNanPairwiseSum is nanPairwiseSum of n copies of c, a number: its
-// blocks add element i into accumulator i%8, so the first n%8
-// accumulators add c once more than the others.
+// constNanPairwiseSum is nanPairwiseSum of n copies of c, a number
+// (meaning: nanPairwiseSum(x, xo, 0, n) with x[xo] == c): its blocks add
+// element i into accumulator i%8, so the first n%8 accumulators add c once
+// more than the others.
 func constNanPairwiseSum[T float | complexFloat](c T, n int, memo *sumMemo[T]) T {
 	if s, ok := memo.get(n); ok {
 		return s
