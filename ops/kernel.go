@@ -137,12 +137,15 @@ func constInputs(op *plan.Op) [][]byte {
 		switch k.Core {
 		case "map":
 		case "reduce":
-			// A record reduction (argmax, var...) folds its operand
-			// itself only as a C-ordered block; through an expression it
-			// folds the expression's contiguous result.
+			// Only through an expression, whose contiguous result (a
+			// strip at a time) the reduction folds at full speed. The
+			// input itself as the operand is filled: a record reduction
+			// (argmax, var...) folds its operand only as a C-ordered
+			// block, and a zero-stride run folds one element at a time.
+			// Nothing folds a constant operand in fewer steps: sum(ones)
+			// does the additions a stored array of ones would.
 			e := k.Exprs[0]
-			_, record := recordKinds[k.Reduce]
-			if record && ((e.Op == "input" && e.Input == i) || (plan.FoldsCast(k.Reduce, e) && e.Args[0].Input == i)) {
+			if (e.Op == "input" && e.Input == i) || (plan.FoldsCast(k.Reduce, e) && e.Args[0].Input == i) {
 				continue
 			}
 		default:
@@ -265,82 +268,13 @@ func (t *TaskKernel) reduceOperand(alloc Allocator, frame []int, leaf func(int) 
 
 // reduceInto folds the operand over frame into acc.
 func (t *TaskKernel) reduceInto(alloc Allocator, acc kernels.Operand, frame []int, leaf func(int) kernels.Operand, first bool, strip int) error {
-	x, ok, err := uniformOperand(t.op.Kernel.Exprs[0], frame, leaf)
+	x, release, err := t.reduceOperand(alloc, frame, leaf, strip)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		var release func()
-		x, release, err = t.reduceOperand(alloc, frame, leaf, strip)
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
+	defer release()
 	return kernels.Reduce(t.op.Kernel.Reduce, acc, x, t.op.Kernel.Axes, first)
 }
-
-// uniformOperand returns, when expression e (not a bare input) reads only
-// inputs that are the same at every position of frame (zero strides, as
-// a constant virtual input's broadcast block), e's value evaluated once,
-// as a zero-stride operand over frame; ok is false otherwise. Elementwise
-// kernels compute each element from its operands' values alone, never
-// from its position, so this is the value every element of the full
-// evaluation would have, and the fold (kernels.Reduce) combines a
-// zero-stride run in the same order as a contiguous one: sum(ones(...) +
-// 1) gets the bits it got from the evaluated block, without writing and
-// reading that block.
-func uniformOperand(e *plan.Expr, frame []int, leaf func(int) kernels.Operand) (kernels.Operand, bool, error) {
-	if e.Op == "input" || e.Op == "const" || plan.Prod(frame) <= 1 || !uniformLeaves(e, frame, leaf) {
-		return kernels.Operand{}, false, nil
-	}
-	one := make([]int, len(frame))
-	for d := range one {
-		one[d] = 1
-	}
-	point := func(i int) kernels.Operand {
-		o := leaf(i)
-		for d := range one {
-			o = sliceOperand(o, d, 0, 1)
-		}
-		return o
-	}
-	buf := make([]byte, e.DType.Size())
-	if err := evalWhole(heapAllocator{}, e, one, point, buf); err != nil {
-		return kernels.Operand{}, false, err
-	}
-	return kernels.Operand{DType: e.DType, Data: buf, Shape: frame, Strides: make([]int, len(frame))}, true, nil
-}
-
-// uniformLeaves reports whether every input e reads has stride 0 along
-// each dimension of frame longer than 1.
-func uniformLeaves(e *plan.Expr, frame []int, leaf func(int) kernels.Operand) bool {
-	if e.Op == "input" {
-		o := leaf(e.Input)
-		if o.Strides == nil {
-			return false
-		}
-		for d, s := range o.Strides {
-			if s != 0 && frame[d] > 1 {
-				return false
-			}
-		}
-		return true
-	}
-	for _, a := range e.Args {
-		if !uniformLeaves(a, frame, leaf) {
-			return false
-		}
-	}
-	return true
-}
-
-// heapAllocator allocates the one-element temporaries of uniformOperand
-// on the Go heap: they are a few bytes, outside any projection's scale.
-type heapAllocator struct{}
-
-func (heapAllocator) Allocate(n int) []byte { return make([]byte, n) }
-func (heapAllocator) Free([]byte)           {}
 
 // Finish applies a reduction's final expression (e.g. mean's division), or
 // writes a record reduction's results from its accumulator.

@@ -596,9 +596,6 @@ const pairwiseBlock = 128
 // runs are split in halves (multiples of 8) recursively, so the rounding
 // error grows as O(log n) rather than O(n).
 func pairwiseSum[T float | complexFloat](x []T, xo, xs, n int) T {
-	if xs == 0 && n > 8 {
-		return constPairwiseSum(x[xo], n, &sumMemo[T]{})
-	}
 	if n > pairwiseBlock {
 		h := n / 2
 		h -= h % 8
@@ -647,12 +644,6 @@ func blockSum[T float | complexFloat](x []T) T {
 
 // nanPairwiseSum is pairwiseSum with NaNs read as zero.
 func nanPairwiseSum[T float | complexFloat](x []T, xo, xs, n int) T {
-	if xs == 0 && n > 8 {
-		if v := x[xo]; v != v {
-			return 0 // every element is skipped
-		}
-		return constNanPairwiseSum(x[xo], n, &sumMemo[T]{})
-	}
 	if n > pairwiseBlock {
 		h := n / 2
 		h -= h % 8
@@ -665,91 +656,4 @@ func nanPairwiseSum[T float | complexFloat](x []T, xo, xs, n int) T {
 		}
 	}
 	return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-}
-
-// constPairwiseSum is pairwiseSum of n copies of c (a zero-stride run, as
-// a constant virtual array's broadcast block). Meaning: pairwiseSum(x, xo,
-// 0, n) with x[xo] == c, which it replaces. The same splits and, in
-// each block, eight accumulators that all add c the same number of times
-// from zero, so all hold the same value, computed once; and the sum of
-// each length the splits reach is computed once (memo). The result has the bits of the sum over n
-// stored copies, in about log(n) blocks' work instead of n additions.
-func constPairwiseSum[T float | complexFloat](c T, n int, memo *sumMemo[T]) T {
-	if s, ok := memo.get(n); ok {
-		return s
-	}
-	var s T
-	if n > pairwiseBlock {
-		h := n / 2
-		h -= h % 8
-		s = constPairwiseSum(c, h, memo) + constPairwiseSum(c, n-h, memo)
-	} else {
-		var r T
-		for i := 0; i+8 <= n; i += 8 {
-			r += c
-		}
-		s = ((r + r) + (r + r)) + ((r + r) + (r + r))
-		for i := n - n%8; i < n; i++ {
-			s += c
-		}
-	}
-	memo.put(n, s)
-	return s
-}
-
-// constNanPairwiseSum is nanPairwiseSum of n copies of c, a number
-// (meaning: nanPairwiseSum(x, xo, 0, n) with x[xo] == c): its blocks add
-// element i into accumulator i%8, so the first n%8 accumulators add c once
-// more than the others.
-func constNanPairwiseSum[T float | complexFloat](c T, n int, memo *sumMemo[T]) T {
-	if s, ok := memo.get(n); ok {
-		return s
-	}
-	var s T
-	if n > pairwiseBlock {
-		h := n / 2
-		h -= h % 8
-		s = constNanPairwiseSum(c, h, memo) + constNanPairwiseSum(c, n-h, memo)
-	} else {
-		var q T // c added n/8 times
-		for i := 0; i+8 <= n; i += 8 {
-			q += c
-		}
-		var r [8]T
-		for k := range r {
-			r[k] = q
-			if k < n%8 {
-				r[k] += c
-			}
-		}
-		s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-	}
-	memo.put(n, s)
-	return s
-}
-
-// sumMemo holds the sums of constant runs already computed by length. The
-// splits of a run give at most two lengths per level of the recursion, so
-// a few dozen entries hold them all (beyond, sums are recomputed).
-type sumMemo[T any] struct {
-	n   [64]int
-	s   [64]T
-	len int
-}
-
-func (m *sumMemo[T]) get(n int) (T, bool) {
-	for i := range m.len {
-		if m.n[i] == n {
-			return m.s[i], true
-		}
-	}
-	var zero T
-	return zero, false
-}
-
-func (m *sumMemo[T]) put(n int, s T) {
-	if m.len < len(m.n) {
-		m.n[m.len], m.s[m.len] = n, s
-		m.len++
-	}
 }

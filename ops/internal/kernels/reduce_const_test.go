@@ -12,9 +12,9 @@ import (
 // A reduction of a zero-stride operand (every element the same value, as
 // a constant virtual array's broadcast block) gives the bits the same
 // reduction of the value stored at every position gives: pairwise sums
-// take the same splits (constPairwiseSum), the other folds combine equal
-// values. Over every axis, lengths around the pairwise block and its
-// splits, values whose repeated sums round, and NaN.
+// take the same splits, the other folds combine equal values. Over every
+// axis, lengths around the pairwise block and its splits, values whose
+// repeated sums round, and NaN.
 func TestReduceZeroStrideRunMatchesContiguous(t *testing.T) {
 	values := []Scalar{
 		{Kind: 'f', F: 0.1}, {Kind: 'f', F: 1.0 / 3}, {Kind: 'f', F: -2.5}, {Kind: 'f', F: 1e16},
@@ -85,43 +85,5 @@ func TestReduceZeroStrideRunMatchesContiguous(t *testing.T) {
 	}
 	if checked < 1000 {
 		t.Fatalf("only %d cases compared", checked)
-	}
-}
-
-// constPairwiseSum and constNanPairwiseSum give pairwiseSum's and
-// nanPairwiseSum's bits for every length up to a few blocks and some long
-// ones, for values whose sums round at different lengths.
-func TestConstPairwiseSums(t *testing.T) {
-	lengths := []int{}
-	for n := 0; n <= 600; n++ {
-		lengths = append(lengths, n)
-	}
-	lengths = append(lengths, 1023, 1024, 1025, 99991, 250000, 1<<20+3)
-	for _, c := range []float64{0.1, 1.0 / 3, 2, 1e16 + 2, -7.3e-9} {
-		for _, n := range lengths {
-			x := make([]float64, n)
-			for i := range x {
-				x[i] = c
-			}
-			if n == 0 {
-				continue
-			}
-			if got, want := pairwiseSum([]float64{c}, 0, 0, n), pairwiseSum(x, 0, 1, n); math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatalf("sum of %d × %v: %v, want %v", n, c, got, want)
-			}
-			if got, want := nanPairwiseSum([]float64{c}, 0, 0, n), nanPairwiseSum(x, 0, 1, n); math.Float64bits(got) != math.Float64bits(want) {
-				t.Fatalf("nansum of %d × %v: %v, want %v", n, c, got, want)
-			}
-			x32 := make([]float32, n)
-			for i := range x32 {
-				x32[i] = float32(c)
-			}
-			if got, want := pairwiseSum([]float32{float32(c)}, 0, 0, n), pairwiseSum(x32, 0, 1, n); math.Float32bits(got) != math.Float32bits(want) {
-				t.Fatalf("float32 sum of %d × %v: %v, want %v", n, c, got, want)
-			}
-			if got, want := nanPairwiseSum([]float32{float32(c)}, 0, 0, n), nanPairwiseSum(x32, 0, 1, n); math.Float32bits(got) != math.Float32bits(want) {
-				t.Fatalf("float32 nansum of %d × %v: %v, want %v", n, c, got, want)
-			}
-		}
 	}
 }
