@@ -683,6 +683,12 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 						continue
 					}
 				}
+				if v := k.ConstInput(i); v != nil {
+					// A constant virtual input: the kernel reads its one
+					// value through zero strides; nothing is filled.
+					ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: v, Origin: origin, Const: true}
+					continue
+				}
 				n := int(r.Size()) * in.Array.DType.Size()
 				size := n
 				if !in.Array.Virtual() && op.InputAligned(i) {
@@ -707,7 +713,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 					ins[i] = ops.Block{} // the output buffer
 					continue
 				}
-				if ins[i].Data != nil {
+				if ins[i].Data != nil && !ins[i].Const {
 					ta.Free(ins[i].Data[:cap(ins[i].Data)])
 				}
 				ins[i] = ops.Block{}

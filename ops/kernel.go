@@ -27,6 +27,11 @@ type Block struct {
 	// form than its result (a record reduction's last round), the
 	// accumulator of TaskKernel.AccBytes, kept across the task's steps.
 	Acc []byte
+	// Const marks a broadcast block: every element of Shape equals the one
+	// element in Data. The engine hands a kernel the input regions of a
+	// constant virtual array this way (TaskKernel.ConstInput) instead of
+	// filling them; Data is shared, never written or freed.
+	Const bool
 }
 
 // TaskKernel runs the kernel of one op on the blocks of one task: Step is
@@ -46,6 +51,9 @@ type TaskKernel struct {
 	// inPlace is InPlaceInput's answer + 1 (the zero value: none),
 	// computed once per op.
 	inPlace int
+	// consts holds, per input, the value of a constant virtual input that
+	// the kernel takes as a broadcast block (ConstInput), else nil.
+	consts [][]byte
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -94,7 +102,61 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: unknown kernel core %q in %s", k.Core, op)
 		}
 	}
-	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth(), inPlace: inPlaceInput(op) + 1}, nil
+	return &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth(), inPlace: inPlaceInput(op) + 1, consts: constInputs(op)}, nil
+}
+
+// ConstInput returns, when the kernel takes input i as a broadcast block
+// (Block.Const), the value of its elements (one element's bytes), else
+// nil. The input is then a virtual array of one value (ones, zeros, full,
+// empty), and the engine does not fill its regions: the kernel reads the
+// one element through zero strides, as it reads a constant of its
+// expression.
+func (t *TaskKernel) ConstInput(i int) []byte {
+	if i < len(t.consts) {
+		return t.consts[i]
+	}
+	return nil
+}
+
+// constInputs returns the values of the inputs of op that its kernel takes
+// as broadcast blocks (nil entries for the others; nil for none). Only the
+// cores that read every input through a strided view take them: map (its
+// inputs are viewed in the output's dimensions, outView) and reduce
+// (frameView; kernels.Reduce folds a zero-stride run in the same order as
+// a contiguous one, so sums keep their bits), except a record reduction
+// whose operand is the input itself. Every other core reads its regions
+// as C-ordered blocks and gets them filled.
+func constInputs(op *plan.Op) [][]byte {
+	k := op.Kernel
+	var consts [][]byte
+	for i, in := range op.Inputs {
+		g := in.Array.Generator
+		if g == nil || g.Kind != "full" {
+			continue
+		}
+		switch k.Core {
+		case "map":
+		case "reduce":
+			// Only through an expression, whose contiguous result (a
+			// strip at a time) the reduction folds at full speed. The
+			// input itself as the operand is filled: a record reduction
+			// (argmax, var...) folds its operand only as a C-ordered
+			// block, and a zero-stride run folds one element at a time.
+			// Nothing folds a constant operand in fewer steps: sum(ones)
+			// does the additions a stored array of ones would.
+			e := k.Exprs[0]
+			if (e.Op == "input" && e.Input == i) || (plan.FoldsCast(k.Reduce, e) && e.Args[0].Input == i) {
+				continue
+			}
+		default:
+			continue
+		}
+		if consts == nil {
+			consts = make([][]byte, len(op.Inputs))
+		}
+		consts[i] = kernels.ScalarBytes(toKernelScalar(g.Value), in.Array.DType)
+	}
+	return consts
 }
 
 // ReadAheadDepth is the op's plan.Op.ReadAheadDepth, computed when the
@@ -235,6 +297,9 @@ func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
 // broadcast dimensions get stride 0, dropped dimensions vanish and
 // permuted dimensions keep their own strides.
 func (t *TaskKernel) outView(i int, b Block, outShape []int) kernels.Operand {
+	if b.Const {
+		return kernels.Operand{DType: b.DType, Data: b.Data, Shape: outShape, Strides: make([]int, len(outShape))}
+	}
 	in := t.op.Inputs[i]
 	strides := CStrides(b.Shape)
 	view := make([]int, len(outShape))
@@ -272,6 +337,9 @@ func inFrame(m plan.DimMap) bool {
 
 // frameView views input region b of input i in the operand frame.
 func (t *TaskKernel) frameView(i int, b Block, frame []int) kernels.Operand {
+	if b.Const {
+		return kernels.Operand{DType: b.DType, Data: b.Data, Shape: frame, Strides: make([]int, len(frame))}
+	}
 	strides := CStrides(b.Shape)
 	view := make([]int, len(frame))
 	for d, m := range t.op.Inputs[i].Dims {

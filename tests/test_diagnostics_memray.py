@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cubego
+import cubego.random
 from cubego.diagnostics.memray import AllocationType, MemrayCallback
 from cubego.runtime.types import Callback
 
@@ -120,14 +121,25 @@ def test_bad_threshold(threshold, error):
 
 def test_processes_executor_traces_in_workers(tmp_path):
     # the workers trace their own first tasks, into the coordinator's directory
-    x = cubego.ones((2000, 2000), chunks=(1000, 1000), spec=cubego.Spec(allowed_mem="200MB"))
+    x = cubego.random.random(
+        (2000, 2000), chunks=(1000, 1000), spec=cubego.Spec(allowed_mem="200MB")
+    )
     cb = MemrayCallback(mem_threshold=5 * MB, directory=tmp_path)
     seen = _Plan()
     result = (x * 2).compute(callbacks=[cb, seen], executor="processes", max_workers=1)
-    np.testing.assert_array_equal(result, np.full((2000, 2000), 2.0))
+    np.testing.assert_array_equal(result, 2 * x.compute())
     (op,) = seen.plan.ops
     assert (tmp_path / seen.compute_id / "memray" / f"{op.name}.bin").is_file()
+    # the input and output chunk buffers
     assert 2 * 8 * MB <= cb.stats[op.name].peak_memory_allocated <= op.projected_mem
+    # a constant input (ones) is read as its one value: just the output chunk
+    ones = cubego.ones((2000, 2000), chunks=(1000, 1000), spec=cubego.Spec(allowed_mem="200MB"))
+    cb = MemrayCallback(mem_threshold=5 * MB, directory=tmp_path)
+    seen = _Plan()
+    result = (ones * 2).compute(callbacks=[cb, seen], executor="processes", max_workers=1)
+    np.testing.assert_array_equal(result, np.full((2000, 2000), 2.0))
+    (op,) = seen.plan.ops
+    assert 8 * MB <= cb.stats[op.name].peak_memory_allocated < 2 * 8 * MB
 
 
 def test_unknown_executor_option_is_refused(tmp_path):
