@@ -154,8 +154,15 @@ func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r
 		return nil, false
 	}
 	ta.adopt(b, unmap)
+	if mapHook != nil {
+		mapHook(a)
+	}
 	return b, true
 }
+
+// mapHook, when set (by tests), is called with the array of each chunk
+// mapRegion maps, from the tasks' goroutines.
+var mapHook func(a *plan.Array)
 
 // piece is the part of a region inside one block along one dimension: the
 // block and the range [lo, hi] of region indices in it.
