@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -203,5 +205,50 @@ func TestMappedInputs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A chunk file truncated in place by another program while a task has it
+// mapped fails the task with an error (the fault is a recovered panic),
+// not the process.
+func TestTruncatedMappedChunkFailsTask(t *testing.T) {
+	ctx := context.Background()
+	spec := testSpec(t)
+	dir := t.TempDir()
+	storeRaw(t, dir, "x", zarr.Float64, []int{8, 1 << 12}, []int{2, 1 << 12}, seq(8<<12))
+	x, err := ops.FromZarr(ctx, dir, "x", nil, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, err := ops.Elemwise("multiply", ops.Operand{Array: x}, ops.Operand{Array: x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ops.Reduce("sum", sq, []int{0}, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	mapHook = func(a *plan.Array) {
+		once.Do(func() {
+			err := filepath.WalkDir(filepath.Join(dir, "x", "c"), func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				return os.Truncate(p, 0)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	defer func() { mapHook = nil }()
+	_, err = Execute(ctx, p, Options{MaxWorkers: 1, Retries: 0}, nil)
+	if err == nil || !errors.Is(err, errPanic) || !strings.Contains(err.Error(), "invalid memory address") {
+		t.Fatalf("got %v, want the task's fault as an error", err)
 	}
 }
