@@ -83,8 +83,12 @@ def test_other_chunks_still_read(tmp_path, spec, kw):
 
 def test_missing_chunks_read_as_fill_value(tmp_path, spec):
     z = zarr.create_array(
-        str(tmp_path / "x.zarr"), shape=(6, 5), chunks=(2, 5), dtype="float64",
-        compressors=None, fill_value=1.5,
+        str(tmp_path / "x.zarr"),
+        shape=(6, 5),
+        chunks=(2, 5),
+        dtype="float64",
+        compressors=None,
+        fill_value=1.5,
     )
     z[2:4] = np.arange(10.0).reshape(2, 5)
     want = np.full((6, 5), 1.5)
