@@ -153,11 +153,46 @@ func (a *Allocator) ResetPeak() { a.peak.Store(a.cur.Load()) }
 // allocator, so each task reports the peak it allocated.
 // It is safe for concurrent use: a task reading ahead allocates the next
 // step's buffers from another goroutine.
+//
+// It also holds the task's mapped chunks (adopt): stored chunks mapped
+// from the page cache instead of read into a buffer. They are not
+// allocations (not counted in cur and peak: they are the kernel's page
+// cache, which it may reclaim, not the process's heap) but are released
+// like them, by Free or freeAll.
 type taskAllocator struct {
 	parent    *Allocator
 	mu        sync.Mutex
 	cur, peak int64
 	live      [][]byte
+	mapped    []mapping
+}
+
+// mapping is a mapped chunk and the function that unmaps it.
+type mapping struct {
+	b     []byte
+	unmap func()
+}
+
+// adopt makes Free(b) (or freeAll) call unmap instead of freeing b.
+func (t *taskAllocator) adopt(b []byte, unmap func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.mapped = append(t.mapped, mapping{b, unmap})
+}
+
+// unmapped removes b from the mapped chunks and returns its unmap (nil
+// when b is not one). t.mu is held.
+func (t *taskAllocator) unmapped(b []byte) func() {
+	if len(b) == 0 {
+		return nil
+	}
+	for i, m := range t.mapped {
+		if &m.b[0] == &b[0] {
+			t.mapped = append(t.mapped[:i], t.mapped[i+1:]...)
+			return m.unmap
+		}
+	}
+	return nil
 }
 
 func (t *taskAllocator) Allocate(n int) []byte {
@@ -172,6 +207,11 @@ func (t *taskAllocator) Allocate(n int) []byte {
 
 func (t *taskAllocator) Free(b []byte) {
 	t.mu.Lock()
+	if unmap := t.unmapped(b); unmap != nil {
+		t.mu.Unlock()
+		unmap()
+		return
+	}
 	for i, l := range t.live {
 		if len(l) > 0 && len(b) > 0 && &l[0] == &b[0] {
 			t.live = append(t.live[:i], t.live[i+1:]...)
@@ -192,4 +232,8 @@ func (t *taskAllocator) freeAll() {
 		t.parent.Free(b)
 	}
 	t.live = nil
+	for _, m := range t.mapped {
+		m.unmap()
+	}
+	t.mapped = nil
 }

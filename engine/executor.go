@@ -623,6 +623,10 @@ var errPanic = errors.New("engine: internal error")
 // the task allocated. A panic inside becomes an error.
 func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block []int) (peak int64, err error) {
 	ta := &taskAllocator{parent: j.alloc}
+	// Inputs may be mapped chunks (mapRegion): a fault on one (its file
+	// truncated by another program) is a panic recovered below, so an
+	// error of the task, not a crash of the process.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
@@ -668,6 +672,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		if steps == 1 {
 			inPlace = k.InPlaceInput()
 		}
+		mapInputs := k.MapsInputs()
 		// readStep reads the inputs of one step into ins.
 		readStep := func(step []int, ins []ops.Block) error {
 			for i, in := range op.Inputs {
@@ -690,6 +695,15 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 					continue
 				}
 				n := int(r.Size()) * in.Array.DType.Size()
+				// A whole raw chunk of a local file is mapped, not copied
+				// out of the page cache (mapRegion); never the input the
+				// kernel computes in place, which it writes.
+				if mapInputs && i != inPlace && op.InputAligned(i) {
+					if b, ok := j.mapRegion(ctx, ta, in.Array, r); ok {
+						ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
+						continue
+					}
+				}
 				size := n
 				if !in.Array.Virtual() && op.InputAligned(i) {
 					size = max(n, j.chunkBytes(ctx, in.Array))

@@ -108,6 +108,62 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 	}
 }
 
+// mapRegion returns region r of stored array a as a read-only mapping of
+// the one stored chunk holding it (zarr.Array.MapChunk), registered with
+// ta, whose Free or freeAll unmaps it, instead of reading it: no copy out
+// of the page cache. It declines (ok false: read the region) unless r is
+// exactly one block of a, unit steps, that lies at the start of its chunk
+// in C order (every dimension but the first whole: an edge block short
+// along the first dimension is a prefix of its chunk, others need
+// compacting), and the chunk can be mapped (raw, on a local file, present
+// and whole). The returned slice is the whole chunk; the region is its
+// first r.Size() elements.
+func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r plan.Region) ([]byte, bool) {
+	if r.Size() == 0 || a.Virtual() {
+		return nil, false
+	}
+	z, err := j.storage.array(ctx, a)
+	if err != nil {
+		return nil, false
+	}
+	chunkShape := z.ChunkShape()
+	n := len(r.Count)
+	if len(chunkShape) != n {
+		return nil, false
+	}
+	for d := 1; d < n; d++ {
+		if r.Count[d] != chunkShape[d] {
+			return nil, false
+		}
+	}
+	pieces, offs, ok := regionPieces(a, r)
+	if !ok {
+		return nil, false
+	}
+	coords := make([]int, n)
+	for d := range n {
+		p := pieces[d]
+		if len(p) != 1 || r.Step[d] != 1 || p[0].lo != 0 || p[0].hi != r.Count[d]-1 ||
+			r.Start[d] != offs[d][p[0].block] || r.Count[d] != a.Chunks[d][p[0].block] {
+			return nil, false
+		}
+		coords[d] = p[0].block
+	}
+	b, unmap, ok := z.MapChunk(ctx, coords)
+	if !ok {
+		return nil, false
+	}
+	ta.adopt(b, unmap)
+	if mapHook != nil {
+		mapHook(a)
+	}
+	return b, true
+}
+
+// mapHook, when set (by tests), is called with the array of each chunk
+// mapRegion maps, from the tasks' goroutines.
+var mapHook func(a *plan.Array)
+
 // piece is the part of a region inside one block along one dimension: the
 // block and the range [lo, hi] of region indices in it.
 type piece struct{ block, lo, hi int }

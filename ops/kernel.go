@@ -167,6 +167,19 @@ func (t *TaskKernel) ReadAheadDepth() int { return t.readAhead }
 // kernel was made.
 func (t *TaskKernel) PrefetchDepth() int { return t.prefetch }
 
+// MapsInputs reports whether the task's input blocks may be read-only
+// mappings of stored chunks (zarr.Array.MapChunk): the kernel only reads
+// them, in Go, on the task's goroutine and on its split helpers (which run
+// with debug.SetPanicOnFault, so a fault on a mapping is a panic they
+// recover, not a crash). That holds for the element-wise and reduction
+// kernels (map, reduce) except the input a one-step map task computes in
+// place (InPlaceInput), which the engine never maps; Python functions may
+// write into their inputs and other kernels are not audited for it.
+func (t *TaskKernel) MapsInputs() bool {
+	c := t.op.Kernel.Core
+	return c == "map" || c == "reduce"
+}
+
 // CopyOnly reports whether the kernel copies input 0 unchanged into the
 // output, so the engine may read the input region straight into the output
 // buffer.

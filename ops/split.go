@@ -73,6 +73,9 @@ func (t *TaskKernel) runPieces(n, pieces int, f func(lo, hi int) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Inputs may be mapped chunks (MapsInputs): a fault on one is
+			// a panic recovered below, not a crash.
+			debug.SetPanicOnFault(true)
 			defer func() {
 				if r := recover(); r != nil {
 					errs[p] = fmt.Errorf("ops: panic in a split kernel: %v\n%s", r, debug.Stack())

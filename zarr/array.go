@@ -2,6 +2,7 @@ package zarr
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -316,6 +317,37 @@ func (a *Array) ReadChunk(ctx context.Context, coords []int, dst []byte) error {
 	}
 	return nil
 }
+
+// MapChunk returns the stored chunk at coords mapped read-only from its
+// store (see Mapper) instead of read into a buffer, and the function that
+// unmaps it: ChunkBytes bytes of elements in C order, the same ReadChunk
+// would give, without a copy. It declines (ok false: read the chunk with
+// ReadChunk instead, which reports any error) unless the chunk is stored
+// raw (no compressor or other codec changing the bytes), its elements are
+// in the host's byte order, the store can map values, and the chunk's
+// value exists and holds exactly ChunkBytes bytes. The bytes must not be
+// written, and are touched only on goroutines running with
+// debug.SetPanicOnFault(true) (see Mapper).
+func (a *Array) MapChunk(ctx context.Context, coords []int) (data []byte, unmap func(), ok bool) {
+	m, isMapper := a.store.(Mapper)
+	if !isMapper || !a.pipe.passThrough || !hostLittleEndian || a.chunkBytes == 0 ||
+		a.checkChunk(coords, a.chunkBytes, "buffer") != nil {
+		return nil, nil, false
+	}
+	b, release, err := m.Map(ctx, a.ChunkKey(coords))
+	if err != nil {
+		return nil, nil, false
+	}
+	if len(b) != a.chunkBytes {
+		release()
+		return nil, nil, false
+	}
+	return b, release, true
+}
+
+// hostLittleEndian reports whether the host stores elements
+// little-endian, as raw chunks hold them.
+var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // PrefetchChunk starts reading the stored chunk at coords into the
 // store's cache (see Prefetcher), so that a ReadChunk of it soon after

@@ -35,6 +35,22 @@ type ReaderInto interface {
 	GetInto(ctx context.Context, key string, dst []byte) (int, error)
 }
 
+// Mapper is implemented by stores that can map a value into memory
+// read-only instead of copying it (a local file on Linux: mmap), so that a
+// raw chunk is read without a copy. The mapped bytes are the operating
+// system's page cache, not the process's heap: the kernel may drop them
+// under memory pressure and read them again on access.
+type Mapper interface {
+	// Map returns the value under key mapped read-only (PROT_READ: a write
+	// through it faults, it never reaches the value) and the function that
+	// unmaps it, which must be called once nothing uses the bytes. A
+	// missing key wraps ErrNotFound. If the value is truncated while
+	// mapped, touching the lost pages raises SIGBUS: callers touch the
+	// bytes only on goroutines running with debug.SetPanicOnFault(true),
+	// where that is a panic they recover.
+	Map(ctx context.Context, key string) (data []byte, unmap func(), err error)
+}
+
 // Lister is implemented by stores that can enumerate their keys.
 type Lister interface {
 	// List returns the keys that start with prefix, sorted. The prefix is a
