@@ -308,7 +308,9 @@ var foldStripsMinBytes int64 = 8 << 20
 // and reading it back. Strips that fold into the same part of acc (they
 // differ only along reduced axes) are taken one after the other in C
 // order, so each accumulator element folds its values in the order it
-// would from the whole operand, and that part of acc stays in cache
+// would from the whole operand (a float sum along a run that a strip cuts
+// adds the strips' pairwise sums one after the other, which may round
+// differently in the last bits), and that part of acc stays in cache
 // across them.
 func (t *TaskKernel) foldStrips(alloc Allocator, acc kernels.Operand, frame []int, leaf func(int) kernels.Operand, first bool, strip int) error {
 	k := t.op.Kernel
