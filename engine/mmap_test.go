@@ -101,6 +101,8 @@ func snapshot(t *testing.T, dir string) map[string][]byte {
 // last dimension is read), for several data types; the input files are
 // never written, also by a one-step task computing in place.
 func TestMappedInputs(t *testing.T) {
+	defer func(n int) { minMapBytes = n }(minMapBytes)
+	minMapBytes = 0 // map the tests' small chunks
 	ctx := context.Background()
 	for _, dt := range []zarr.DataType{zarr.Float64, zarr.Float32, zarr.Int32} {
 		for _, c := range []struct {
@@ -212,6 +214,8 @@ func TestMappedInputs(t *testing.T) {
 // mapped fails the task with an error (the fault is a recovered panic),
 // not the process.
 func TestTruncatedMappedChunkFailsTask(t *testing.T) {
+	defer func(n int) { minMapBytes = n }(minMapBytes)
+	minMapBytes = 0 // map the tests' small chunks
 	ctx := context.Background()
 	spec := testSpec(t)
 	dir := t.TempDir()

@@ -108,6 +108,12 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 	}
 }
 
+// minMapBytes is the smallest chunk mapRegion maps: below it, copying the
+// chunk out of the page cache costs less than mapping it (a mapping, its
+// page tables and its unmapping cost a few microseconds; 256 KiB copy in
+// about 25).
+var minMapBytes = 256 << 10
+
 // mapRegion returns region r of stored array a as a read-only mapping of
 // the one stored chunk holding it (zarr.Array.MapChunk), registered with
 // ta, whose Free or freeAll unmaps it, instead of reading it: no copy out
@@ -123,7 +129,7 @@ func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r
 		return nil, false
 	}
 	z, err := j.storage.array(ctx, a)
-	if err != nil {
+	if err != nil || z.ChunkBytes() < minMapBytes {
 		return nil, false
 	}
 	chunkShape := z.ChunkShape()

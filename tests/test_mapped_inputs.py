@@ -38,9 +38,10 @@ def _digest(root):
 @pytest.mark.parametrize(
     "shape,chunks",
     [
-        ((8, 1, 6, 5), (2, 1, 6, 5)),  # full chunks: mapped
-        ((7, 1, 6, 5), (3, 1, 6, 5)),  # last chunk short along axis 0: mapped
-        ((6, 1, 7, 5), (2, 1, 3, 5)),  # edge chunks short along axis 2: read
+        # chunks of at least 256 KiB (engine minMapBytes) are mapped
+        ((8, 1, 256, 512), (2, 1, 256, 512)),  # full chunks: mapped
+        ((7, 1, 256, 512), (3, 1, 256, 512)),  # last chunk short along axis 0: mapped
+        ((6, 1, 700, 512), (2, 1, 300, 512)),  # edge chunks short along axis 2: read
     ],
 )
 def test_matches_numpy(tmp_path, spec, dtype, shape, chunks):
