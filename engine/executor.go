@@ -363,8 +363,8 @@ func readSharingGroups(p *plan.Plan, workers int) [][]*plan.OpInfo {
 }
 
 // scanDirections returns the ops, of groups run in order, that run their
-// tasks in reverse block order: those whose largest stored input was
-// streamed (read, or written by its producer) an odd number of times by
+// tasks in reverse block order: those of groups whose largest stored input
+// was streamed (read, or written by its producer) an odd number of times by
 // the groups before. The page cache holds the end of what was streamed
 // last, so the next pass over the same array starts there: the second
 // pass of `sum(x - mean(x, axis=0))` over an x larger than memory reads
@@ -383,14 +383,20 @@ func scanDirections(groups [][]*plan.OpInfo, atEnd map[*plan.Array]bool) map[*pl
 		streamed[a] = 1
 	}
 	for _, group := range groups {
+		// The ops of a group run together because they read common
+		// arrays: they take one direction, that of the largest stored
+		// array any of them reads, so they read each shared chunk at about
+		// the same time.
+		var largest *plan.Array
 		for _, o := range group {
-			var largest *plan.Array
 			for _, a := range o.Op.InputArrays() {
 				if !a.Virtual() && (largest == nil || a.NBytes() > largest.NBytes()) {
 					largest = a
 				}
 			}
-			if largest != nil && streamed[largest]%2 == 1 {
+		}
+		if largest != nil && streamed[largest]%2 == 1 {
+			for _, o := range group {
 				reverse[o] = true
 			}
 		}

@@ -48,6 +48,16 @@ func TestReadSharingGroups(t *testing.T) {
 	if len(groups) != 7 || len(groups[0]) != 3 {
 		t.Fatalf("groups of sizes %v: want the three first rounds together", sizes)
 	}
+	// With u's end in the page cache, the group takes u's direction,
+	// mean(v*v) included: the group reads each chunk of v together.
+	for _, atEnd := range []map[*plan.Array]bool{nil, {u: true}} {
+		reverse := scanDirections(groups, atEnd)
+		for _, o := range groups[0] {
+			if reverse[o] != (atEnd != nil) {
+				t.Fatalf("u cached at its end %v: %s runs in reverse %v", atEnd != nil, o.Op, reverse[o])
+			}
+		}
+	}
 	ran := map[*plan.OpInfo]bool{}
 	for _, g := range groups {
 		for _, o := range g {
