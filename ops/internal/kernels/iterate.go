@@ -59,6 +59,25 @@ func apply(dst Operand, ins []Operand, k kernel) error {
 		return nil
 	}
 	var blk [3][]byte
+	if uniform := len(ins) > 0 && n > 1; uniform {
+		for _, st := range strides {
+			uniform = uniform && allZero(st)
+		}
+		if uniform {
+			// Every input is one value broadcast (a constant, a constant
+			// virtual array): so is the result, since a kernel computes an
+			// element from its operands' values alone. Meaning: the loop
+			// below, with one result computed and copied to every element.
+			for i, in := range ins {
+				sz := in.DType.Size()
+				blk[i] = in.Data[in.Offset*sz : (in.Offset+1)*sz]
+			}
+			dsz := dst.DType.Size()
+			k(d[:dsz], blk[0], blk[1], blk[2])
+			Fill(d, dst.DType, d[:dsz])
+			return nil
+		}
+	}
 	if contiguous {
 		// Fast path, meaning: for i := range dst { dst[i] = f(a[i], b[i], c[i]) }.
 		for i, in := range ins {
