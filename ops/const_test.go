@@ -9,53 +9,6 @@ import (
 	"github.com/cubego/cubego/plan"
 )
 
-// runFirstTaskConst is runFirstTask as the engine runs it: the inputs the
-// kernel takes as broadcast blocks (ConstInput) are handed over as their
-// one value, never filled; a record reduction gets its accumulator.
-func runFirstTaskConst(t *testing.T, op *plan.Op, k *TaskKernel) []byte {
-	t.Helper()
-	block := make([]int, len(op.TaskGrid()))
-	lo, hi := op.OutputRange(block)
-	shape := make([]int, len(lo))
-	for d := range lo {
-		shape[d] = hi[d] - lo[d]
-	}
-	out := Block{DType: op.Output.DType, Shape: shape, Data: make([]byte, int(plan.Prod(shape))*op.Output.DType.Size())}
-	if n := k.AccBytes(shape); n > 0 {
-		out.Acc = make([]byte, n)
-	}
-	iter := op.IterShape(block)
-	step := make([]int, len(iter))
-	for s := range int(plan.Prod(iter)) {
-		ins := make([]Block, len(op.Inputs))
-		for i, in := range op.Inputs {
-			r := op.InputRegion(i, block, step)
-			if v := k.ConstInput(i); v != nil {
-				ins[i] = Block{DType: in.Array.DType, Shape: r.Count, Data: v, Const: true}
-				continue
-			}
-			buf := make([]byte, int(r.Size())*in.Array.DType.Size())
-			if err := GenerateRegion(in.Array, r, buf); err != nil {
-				t.Fatal(err)
-			}
-			ins[i] = Block{DType: in.Array.DType, Shape: r.Count, Data: buf}
-		}
-		if err := k.At(block, step).Step(heapAlloc{}, out, ins, s == 0); err != nil {
-			t.Fatal(err)
-		}
-		for d := len(step) - 1; d >= 0; d-- {
-			if step[d]++; step[d] < iter[d] {
-				break
-			}
-			step[d] = 0
-		}
-	}
-	if err := k.Finish(heapAlloc{}, out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Data
-}
-
 // Constant virtual inputs read as broadcast blocks give the bytes the
 // filled regions gave, for maps and reductions (float sums keep their
 // order) of every dtype, broadcast shapes, where and astype, and ops whose
@@ -236,13 +189,13 @@ func TestConstInputsMatchFilledRegions(t *testing.T) {
 			}
 			filled := *k
 			filled.consts = nil
-			want := runFirstTaskConst(t, op, &filled)
-			got := runFirstTaskConst(t, op, k)
+			want := runFirstTask(t, op, &filled)
+			got := runFirstTask(t, op, k)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("broadcast constant inputs give other bytes than filled regions")
 			}
 			// And split across helpers.
-			if got := runFirstTaskConst(t, op, k.WithHelpers(&lender{n: 3})); !bytes.Equal(got, want) {
+			if got := runFirstTask(t, op, k.WithHelpers(&lender{n: 3})); !bytes.Equal(got, want) {
 				t.Fatalf("split steps with broadcast constant inputs give other bytes than filled regions")
 			}
 		})

@@ -32,7 +32,10 @@ func (heapAlloc) Allocate(n int) []byte { return make([]byte, n) }
 func (heapAlloc) Free([]byte)           {}
 
 // runFirstTask runs the first task of op's plan (every step, then Finish)
-// with kernel k and returns its output block's bytes.
+// with kernel k, as the engine runs it, and returns its output block's
+// bytes: the inputs the kernel takes as broadcast blocks (ConstInput) are
+// handed over as their one value, never filled; a record reduction gets
+// its accumulator.
 func runFirstTask(t *testing.T, op *plan.Op, k *TaskKernel) []byte {
 	t.Helper()
 	block := make([]int, len(op.TaskGrid()))
@@ -42,12 +45,19 @@ func runFirstTask(t *testing.T, op *plan.Op, k *TaskKernel) []byte {
 		shape[d] = hi[d] - lo[d]
 	}
 	out := Block{DType: op.Output.DType, Shape: shape, Data: make([]byte, int(plan.Prod(shape))*op.Output.DType.Size())}
+	if n := k.AccBytes(shape); n > 0 {
+		out.Acc = make([]byte, n)
+	}
 	iter := op.IterShape(block)
 	step := make([]int, len(iter))
 	for s := range int(plan.Prod(iter)) {
 		ins := make([]Block, len(op.Inputs))
 		for i, in := range op.Inputs {
 			r := op.InputRegion(i, block, step)
+			if v := k.ConstInput(i); v != nil {
+				ins[i] = Block{DType: in.Array.DType, Shape: r.Count, Data: v, Const: true}
+				continue
+			}
 			buf := make([]byte, int(r.Size())*in.Array.DType.Size())
 			if err := GenerateRegion(in.Array, r, buf); err != nil {
 				t.Fatal(err)
