@@ -225,6 +225,39 @@ func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
 		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
 		x2, x3 := x[(r+2)*rs:(r+2)*rs+n], x[(r+3)*rs:(r+3)*rs+n]
 		i := 0
+		// Two vectors an iteration, one NaN-or-zero test for both: the
+		// common case is four maxes and a store per vector.
+		for ; i+2*w <= n; i += 2 * w {
+			dd := (*[2 * w]float32)(d[i : i+2*w])
+			y0, y1 := (*[2 * w]float32)(x0[i:i+2*w]), (*[2 * w]float32)(x1[i:i+2*w])
+			y2, y3 := (*[2 * w]float32)(x2[i:i+2*w]), (*[2 * w]float32)(x3[i:i+2*w])
+			a, b := archsimd.LoadFloat32x8Slice(dd[0:w]), archsimd.LoadFloat32x8Slice(dd[w:2*w])
+			v0, u0 := archsimd.LoadFloat32x8Slice(y0[0:w]), archsimd.LoadFloat32x8Slice(y0[w:2*w])
+			v1, u1 := archsimd.LoadFloat32x8Slice(y1[0:w]), archsimd.LoadFloat32x8Slice(y1[w:2*w])
+			v2, u2 := archsimd.LoadFloat32x8Slice(y2[0:w]), archsimd.LoadFloat32x8Slice(y2[w:2*w])
+			v3, u3 := archsimd.LoadFloat32x8Slice(y3[0:w]), archsimd.LoadFloat32x8Slice(y3[w:2*w])
+			var m, k archsimd.Float32x8
+			if isMax {
+				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
+				k = b.Max(u0.Max(u1)).Max(u2.Max(u3))
+			} else {
+				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
+				k = b.Min(u0.Min(u1)).Min(u2.Min(u3))
+			}
+			sa := a.Add(v0.Add(v1)).Add(v2.Add(v3))
+			sb := b.Add(u0.Add(u1)).Add(u2.Add(u3))
+			if sa.IsNaN().Or(sb.IsNaN()).Or(m.Equal(zero)).Or(k.Equal(zero)).ToBits() != 0 {
+				if isMax {
+					m = maxExactFloat32(a, maxExactFloat32(maxExactFloat32(v0, v1, nonSign), maxExactFloat32(v2, v3, nonSign), nonSign), nonSign)
+					k = maxExactFloat32(b, maxExactFloat32(maxExactFloat32(u0, u1, nonSign), maxExactFloat32(u2, u3, nonSign), nonSign), nonSign)
+				} else {
+					m = minExactFloat32(a, minExactFloat32(minExactFloat32(v0, v1), minExactFloat32(v2, v3)))
+					k = minExactFloat32(b, minExactFloat32(minExactFloat32(u0, u1), minExactFloat32(u2, u3)))
+				}
+			}
+			m.StoreSlice(dd[0:w])
+			k.StoreSlice(dd[w : 2*w])
+		}
 		for ; i+w <= n; i += w {
 			a := archsimd.LoadFloat32x8Slice(d[i : i+w])
 			v0, v1 := archsimd.LoadFloat32x8Slice(x0[i:i+w]), archsimd.LoadFloat32x8Slice(x1[i:i+w])
