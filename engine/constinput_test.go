@@ -15,13 +15,7 @@ import (
 // 2 just its output chunk), and the values are those of the filled array.
 func TestConstantInputsHoldNoBuffer(t *testing.T) {
 	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 1 << 30}
-	must := func(a *plan.Array, err error) *plan.Array {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	must := mustArray(t)
 	chunk := []any{128, 128}
 	shape := []int{300, 200}
 	x := must(ops.Random(shape, zarr.Float64, 1, chunk, spec))

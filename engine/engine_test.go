@@ -42,6 +42,18 @@ func compute(t *testing.T, opts Options, outs ...*plan.Array) [][]float64 {
 	return vals
 }
 
+// mustArray returns a function that passes an array through and fails
+// the test on an error: must(ops.Elemwise(...)).
+func mustArray(t *testing.T) func(*plan.Array, error) *plan.Array {
+	return func(a *plan.Array, err error) *plan.Array {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+}
+
 func toFloats(dt zarr.DataType, b []byte) []float64 {
 	n := len(b) / max(dt.Size(), 1)
 	out := make([]float64, n)

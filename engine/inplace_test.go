@@ -17,13 +17,7 @@ import (
 // input it reads (exp) is computed in a buffer of its own.
 func TestElementwiseComputesInPlace(t *testing.T) {
 	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 1 << 30}
-	must := func(a *plan.Array, err error) *plan.Array {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	must := mustArray(t)
 	chunk := []any{128, 128}
 	x := must(ops.Random([]int{300, 200}, zarr.Float64, 1, chunk, spec))
 	y := must(ops.Random([]int{300, 200}, zarr.Float64, 2, chunk, spec))

@@ -19,13 +19,7 @@ func TestMeasuredWithinProjected(t *testing.T) {
 	}
 	const mb = 1_000_000
 	spec := &plan.Spec{WorkDir: t.TempDir(), AllowedMem: 2000 * mb, ReservedMem: 100 * mb}
-	must := func(a *plan.Array, err error) *plan.Array {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	must := mustArray(t)
 	one := &plan.Scalar{Kind: 'i', I: 1}
 	two := &plan.Scalar{Kind: 'i', I: 2}
 	c1, m1, step2 := 1, -1, 2
