@@ -128,16 +128,23 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 		switch last := len(runs) - 1; {
 		case last >= 0 && runs[last].src+runs[last].n == r.src && runs[last].dst+runs[last].n == r.dst:
 			runs[last].n += r.n
+		case last >= 0 && runs[last].src+runs[last].n == r.src && !reads[len(reads)-1].gaps:
+			// Next in the store, elsewhere in dst: the same read, straight
+			// into dst (one vectored read of the store's bytes).
+			runs = append(runs, r)
+			reads[len(reads)-1].last = len(runs) - 1
 		case last >= 0 && (r.src-runs[last].src-runs[last].n)*elem < BoxReadGap &&
+			(reads[len(reads)-1].first == last || reads[len(reads)-1].gaps) &&
 			(r.src+r.n-runs[reads[len(reads)-1].first].src)*elem <= int64(len(scratch)):
 			runs = append(runs, r)
 			reads[len(reads)-1].last = len(runs) - 1
+			reads[len(reads)-1].gaps = true
 		default:
 			if len(reads) == maxBoxReads {
 				return false, nil
 			}
 			runs = append(runs, r)
-			reads = append(reads, boxRead{len(runs) - 1, len(runs) - 1})
+			reads = append(reads, boxRead{first: len(runs) - 1, last: len(runs) - 1})
 		}
 		d := n - 2
 		for ; d >= 0; d-- {
@@ -162,21 +169,29 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 // and in the destination: element offsets src and dst, and length n.
 type boxRun struct{ src, dst, n int64 }
 
-// boxRead is one read of a box: the runs [first, last].
-type boxRead struct{ first, last int }
+// boxRead is one read of a box: the runs [first, last], which follow each
+// other in the store unless gaps (then the read takes the bytes between
+// them too).
+type boxRead struct {
+	first, last int
+	gaps        bool
+}
 
-// readBox performs a box's reads. A read of one run goes straight to dst;
-// a read of several goes to scratch and is copied out before the next
-// such read, so each is its own request; consecutive reads of one run go
-// to the store together.
+// readBox performs a box's reads. A read without gaps goes straight to dst,
+// one range per run (the store reads ranges that follow each other
+// together: one vectored read for a file); a read across gaps goes to
+// scratch and is copied out before the next such read, so each is its own
+// request; consecutive reads without gaps go to the store together.
 func (a *Array) readBox(ctx context.Context, rr RangesReaderInto, key string, runs []boxRun, reads []boxRead, dst, scratch []byte, elem int64) error {
 	var offsets []int64
 	var bufs [][]byte
 	for _, g := range reads {
 		first, last := runs[g.first], runs[g.last]
 		lo, hi := first.src*elem, (last.src+last.n)*elem
-		if g.first == g.last {
-			offsets, bufs = append(offsets, lo), append(bufs, dst[first.dst*elem:(first.dst+first.n)*elem])
+		if !g.gaps {
+			for _, r := range runs[g.first : g.last+1] {
+				offsets, bufs = append(offsets, r.src*elem), append(bufs, dst[r.dst*elem:(r.dst+r.n)*elem])
+			}
 			continue
 		}
 		if err := a.readRanges(ctx, rr, key, offsets, bufs); err != nil {

@@ -37,6 +37,13 @@ func TestReadChunkBox(t *testing.T) {
 				// Rows of 320 kB: gaps over BoxReadGap.
 				nd, cs, shape = 2, []int{1 + r.IntN(8), 40000}, []int{16, 40000}
 			}
+			band := i%10 == 5
+			if band {
+				// A band of whole rows (adjacent in the chunk, scattered in
+				// dst), more of them than one vectored read takes.
+				nd, cs = 2, []int{1100 + r.IntN(1000), 1 + r.IntN(4)}
+				shape = []int{2 * cs[0], cs[1]}
+			}
 			a, err := zarr.CreateArray(ctx, s, fmt.Sprintf("x%d", i), zarr.ArrayMetadata{Shape: shape, ChunkShape: cs, DataType: zarr.Float64, Codecs: []zarr.Codec{zarr.BytesCodec()}})
 			if err != nil {
 				t.Fatal(err)
@@ -54,6 +61,10 @@ func TestReadChunkBox(t *testing.T) {
 			for d := range nd {
 				start[d] = r.IntN(cs[d])
 				count[d] = 1 + r.IntN(cs[d]-start[d])
+			}
+			if band {
+				start[0], count[0] = r.IntN(10), cs[0]-10
+				start[1], count[1] = 0, cs[1]
 			}
 			// dst is the box inside a larger region, offset by one element
 			// along each dimension.

@@ -184,8 +184,9 @@ func (s *fileStore) GetRange(ctx context.Context, key string, offset, length int
 	return b, nil
 }
 
-// GetRangesInto implements RangesReaderInto: one open, one positioned
-// read per range.
+// GetRangesInto implements RangesReaderInto: one open, and one vectored
+// positioned read (preadv) per run of ranges that follow each other in
+// the file.
 func (s *fileStore) GetRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) error {
 	f, size, err := s.open(ctx, "get ranges of", key)
 	if err != nil {
@@ -196,12 +197,20 @@ func (s *fileStore) GetRangesInto(ctx context.Context, key string, offsets []int
 		if off < 0 || off+int64(len(dsts[i])) > size {
 			return fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
 		}
+	}
+	for i := 0; i < len(offsets); {
+		j, end := i+1, offsets[i]+int64(len(dsts[i]))
+		for j < len(offsets) && offsets[j] == end {
+			end += int64(len(dsts[j]))
+			j++
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := f.ReadAt(dsts[i], off); err != nil {
+		if err := readAtv(f, dsts[i:j], offsets[i]); err != nil {
 			return s.err("get ranges of", key, err)
 		}
+		i = j
 	}
 	return nil
 }
