@@ -155,6 +155,11 @@ def roof_text(roof: dict) -> str:
             if roof.get("write_bytes")
             else ""
         )
+        + (
+            f" + {roof['passes'] - 1} more read(s) {fmt_s(roof['again_s'])}"
+            if roof.get("passes", 1) > 1
+            else ""
+        )
         + f" = {fmt_s(roof['io_s'])}"
     )
     cpu = (
