@@ -679,13 +679,55 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			inPlace = k.InPlaceInput()
 		}
 		mapInputs := k.MapsInputs()
-		// readStep reads the inputs of one step into ins.
-		readStep := func(step []int, ins []ops.Block) error {
+		// A reduce task whose step regions are large and gathered from
+		// several chunks folds each step in parts (foldParts): the units
+		// the loops below read and fold are then the parts, not the steps.
+		type unit struct {
+			step []int
+			part *plan.Region // input 0's region; nil: the step's
+		}
+		var units []unit
+		if folded := k.FoldedDims(); folded != nil && !piecewise && k.ConstInput(0) == nil {
+			for s := range steps {
+				st := stepAtIn(iter, s)
+				parts := foldParts(op.Inputs[0].Array, op.InputRegion(0, block, st), folded)
+				if parts == nil {
+					units = append(units, unit{step: st})
+				}
+				for p := range parts {
+					units = append(units, unit{st, &parts[p]})
+				}
+			}
+			if len(units) == steps {
+				units = nil
+			}
+			if foldPartsHook != nil {
+				foldPartsHook(op, len(units))
+			}
+		}
+		nUnits := steps
+		if units != nil {
+			nUnits = len(units)
+		}
+		unitAt := func(s int) unit {
+			if units != nil {
+				return units[s]
+			}
+			return unit{step: stepAtIn(iter, s)}
+		}
+		regionOf := func(i int, u unit) plan.Region {
+			if u.part != nil && i == 0 {
+				return *u.part
+			}
+			return op.InputRegion(i, block, u.step)
+		}
+		// readStep reads the inputs of one unit into ins.
+		readStep := func(u unit, ins []ops.Block) error {
 			for i, in := range op.Inputs {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				r := op.InputRegion(i, block, step)
+				r := regionOf(i, u)
 				var origin []int
 				if piecewise {
 					var ok bool
@@ -704,14 +746,14 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 				// A whole raw chunk of a local file is mapped, not copied
 				// out of the page cache (mapRegion); never the input the
 				// kernel computes in place, which it writes.
-				if mapInputs && i != inPlace && op.InputAligned(i) {
+				if mapInputs && i != inPlace && (op.InputAligned(i) || u.part != nil) {
 					if b, ok := j.mapRegion(ctx, ta, in.Array, r); ok {
 						ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
 						continue
 					}
 				}
 				size := n
-				if !in.Array.Virtual() && op.InputAligned(i) {
+				if !in.Array.Virtual() && (op.InputAligned(i) || u.part != nil && !in.Array.PartialReads) {
 					size = max(n, j.chunkBytes(ctx, in.Array))
 				}
 				var b []byte
@@ -746,8 +788,8 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		// freed and step s+1 read, so at most depth reads are in flight
 		// beside the step computing.
 		depth := 0
-		if steps > 1 {
-			depth = min(k.ReadAheadDepth(), steps-1)
+		if nUnits > 1 {
+			depth = min(k.ReadAheadDepth(), nUnits-1)
 		}
 		type pending struct {
 			ins  []ops.Block
@@ -757,19 +799,11 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		slots := make([]*pending, depth+1)
 		var wg sync.WaitGroup
 		defer wg.Wait() // before the task's buffers are freed
-		stepAt := func(s int) []int {
-			st := make([]int, len(iter))
-			for d := len(iter) - 1; d >= 0; d-- {
-				st[d] = s % iter[d]
-				s /= iter[d]
-			}
-			return st
-		}
 		start := func(s int, async bool) {
 			p := &pending{ins: make([]ops.Block, len(op.Inputs)), done: make(chan struct{})}
 			slots[s%(depth+1)] = p
 			if !async {
-				p.err = readStep(stepAt(s), p.ins)
+				p.err = readStep(unitAt(s), p.ins)
 				close(p.done)
 				return
 			}
@@ -782,7 +816,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 						p.err = fmt.Errorf("%w: panic: %v\n%s", errPanic, r, debug.Stack())
 					}
 				}()
-				p.err = readStep(stepAt(s), p.ins)
+				p.err = readStep(unitAt(s), p.ins)
 			}()
 		}
 		// Local inputs are prefetched into the page cache instead
@@ -792,15 +826,16 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		// holds several steps' reads while a step is read and computed;
 		// steps already read by the time it gets to them are skipped.
 		prefetch := 0
-		if steps > 1 {
-			prefetch = min(k.PrefetchDepth(), steps-1)
+		if nUnits > 1 {
+			// As many bytes ahead in parts as in steps.
+			prefetch = min(k.PrefetchDepth()*max(1, nUnits/max(steps, 1)), nUnits-1)
 		}
 		var pfTarget, pfRead atomic.Int64 // the last step to prefetch; the last step read
 		pfRead.Store(-1)
 		wake, stop := make(chan struct{}, 1), make(chan struct{})
 		prefetchTo := func(s int) {
 			if prefetch > 0 {
-				pfTarget.Store(int64(min(s, steps-1)))
+				pfTarget.Store(int64(min(s, nUnits-1)))
 				select {
 				case wake <- struct{}{}:
 				default:
@@ -821,7 +856,8 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 						default:
 						}
 						if ctx.Err() == nil && next > pfRead.Load() {
-							j.prefetchStep(ctx, op, block, stepAt(int(next)), piecewise)
+							u := unitAt(int(next))
+							j.prefetchStep(ctx, op, block, u.step, u.part, piecewise)
 						}
 					}
 					select {
@@ -833,13 +869,13 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			}()
 			prefetchTo(prefetch)
 		}
-		if steps > 0 {
+		if nUnits > 0 {
 			start(0, false)
 		}
 		for s := 1; s <= depth; s++ {
 			start(s, true)
 		}
-		for s := range steps {
+		for s := range nUnits {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
@@ -850,17 +886,17 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			}
 			pfRead.Store(int64(s))
 			prefetchTo(s + prefetch)
-			err := k.At(block, stepAt(s)).Step(ta, outBlock, p.ins, s == 0)
+			err := k.At(block, unitAt(s).step).Step(ta, outBlock, p.ins, s == 0)
 			freeStep(p.ins)
 			if err != nil {
 				return 0, err
 			}
-			if s+1 < steps {
+			if s+1 < nUnits {
 				if depth == 0 {
 					start(s+1, false)
 				} else {
 					<-slots[(s+1)%(depth+1)].done
-					if s+1+depth < steps {
+					if s+1+depth < nUnits {
 						start(s+1+depth, true)
 					}
 				}
@@ -936,13 +972,18 @@ func mirrorUpper(b ops.Block) {
 }
 
 // prefetchStep prefetches into the page cache the chunks of the inputs of
-// one step of a task that are stored on local disk (plan.Array.PageCached).
-func (j *job) prefetchStep(ctx context.Context, op *plan.Op, block, step []int, piecewise bool) {
+// one step of a task that are stored on local disk (plan.Array.PageCached);
+// part, when set, is input 0's region instead (a part of the step, see
+// foldParts).
+func (j *job) prefetchStep(ctx context.Context, op *plan.Op, block, step []int, part *plan.Region, piecewise bool) {
 	for i, in := range op.Inputs {
 		if !in.Array.PageCached() {
 			continue
 		}
 		r := op.InputRegion(i, block, step)
+		if part != nil && i == 0 {
+			r = *part
+		}
 		if piecewise {
 			var ok bool
 			if r, _, ok = r.Clip(in.Array.Shape); !ok {
@@ -1008,6 +1049,16 @@ func (j *job) chunkBytes(ctx context.Context, a *plan.Array) int {
 		return 0
 	}
 	return z.ChunkBytes()
+}
+
+// stepAtIn returns step s of a task's iteration of shape iter, in C order.
+func stepAtIn(iter []int, s int) []int {
+	st := make([]int, len(iter))
+	for d := len(iter) - 1; d >= 0; d-- {
+		st[d] = s % iter[d]
+		s /= iter[d]
+	}
+	return st
 }
 
 // padInPlace moves a C-order block of shape into the layout of the larger

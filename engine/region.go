@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
@@ -306,3 +307,112 @@ func floorDiv(a, b int) int {
 }
 
 func ceilDiv(a, b int) int { return -floorDiv(-a, b) }
+
+// foldPartsMinBytes is the smallest step region a reduce task folds in
+// parts (foldParts) rather than reads whole: a smaller one stays in cache
+// between its read and its fold.
+var foldPartsMinBytes int64 = 8 << 20
+
+// foldPartBytes is the most bytes of one part cut by rows (partial reads):
+// it stays in a core's L2 cache (1 MiB here) between the read that brings
+// it there and the fold that reads it.
+var foldPartBytes int64 = 512 << 10
+
+// foldPartsHook, when set (by tests), is called from each task of a reduce
+// op that may fold in parts, with the number of parts it folds (0: its
+// steps whole).
+var foldPartsHook func(op *plan.Op, parts int)
+
+// foldParts cuts region r of stored array a, which a reduce task folds
+// along the dimensions marked in folded (ops.TaskKernel.FoldedDims), into
+// parts folded one after another instead of reading r whole: r cut at a's
+// chunk boundaries along folded dimensions, so each part lies in one chunk
+// along them, and, when a's chunks are read in part (plan.Array.
+// PartialReads), each part of more than foldPartBytes cut into bands of
+// rows along its outermost folded dimensions. Each part is then read
+// straight from the page cache into a buffer that stays in cache for the
+// fold (or mapped, a whole raw chunk), instead of copied into a block of
+// the whole region that the fold reads back from memory: W4's swap-axes
+// sum, whose step regions are 128 MiB bands gathered from 128 chunks,
+// reads each (362, 362) piece into L2 and sums it there. It returns nil
+// when r is folded whole: too small, not unit steps, or one part.
+func foldParts(a *plan.Array, r plan.Region, folded []bool) []plan.Region {
+	elem := int64(a.DType.Size())
+	n := len(r.Count)
+	if a.Virtual() || len(folded) != n || r.Size()*elem < foldPartsMinBytes {
+		return nil
+	}
+	cuts := make([][][2]int, n) // per dimension, the [start, end) ranges
+	for d := range n {
+		if r.Step[d] != 1 {
+			return nil
+		}
+		lo, hi := r.Start[d], r.Start[d]+r.Count[d]
+		if !folded[d] {
+			cuts[d] = [][2]int{{lo, hi}}
+			continue
+		}
+		off := a.ChunkOffsets(d)
+		if lo < 0 || hi > off[len(off)-1] {
+			return nil
+		}
+		for b := a.BlockOf(d, lo); b < len(off)-1 && off[b] < hi; b++ {
+			cuts[d] = append(cuts[d], [2]int{max(lo, off[b]), min(hi, off[b+1])})
+		}
+	}
+	var parts []plan.Region
+	idx := make([]int, n)
+	for {
+		p := plan.Region{Start: make([]int, n), Step: make([]int, n), Count: make([]int, n)}
+		for d := range n {
+			c := cuts[d][idx[d]]
+			p.Start[d], p.Step[d], p.Count[d] = c[0], 1, c[1]-c[0]
+		}
+		if a.PartialReads {
+			parts = appendBands(parts, p, folded, 0, elem)
+		} else {
+			parts = append(parts, p)
+		}
+		d := n - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < len(cuts[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			break
+		}
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+// appendBands appends part p cut into bands of rows along its folded
+// dimensions from from on, outermost first, so that each band holds at
+// most foldPartBytes (or one row of a dimension whose row alone is more,
+// cut again along the next folded dimension).
+func appendBands(parts []plan.Region, p plan.Region, folded []bool, from int, elem int64) []plan.Region {
+	if p.Size()*elem <= foldPartBytes {
+		return append(parts, p)
+	}
+	d := from
+	for d < len(folded) && (!folded[d] || p.Count[d] == 1) {
+		d++
+	}
+	if d == len(folded) {
+		return append(parts, p)
+	}
+	row := p.Size() / int64(p.Count[d]) * elem
+	rows := int(max(1, foldPartBytes/row))
+	for lo := 0; lo < p.Count[d]; lo += rows {
+		b := plan.Region{Start: slices.Clone(p.Start), Step: slices.Clone(p.Step), Count: slices.Clone(p.Count)}
+		b.Start[d] += lo
+		b.Count[d] = min(rows, p.Count[d]-lo)
+		parts = appendBands(parts, b, folded, d+1, elem)
+	}
+	return parts
+}

@@ -180,6 +180,40 @@ func (t *TaskKernel) MapsInputs() bool {
 	return c == "map" || c == "reduce"
 }
 
+// FoldedDims returns, for a reduce kernel that may fold a step's input in
+// parts, which dimensions of its one input it folds (they run along a
+// reduced axis of the frame); nil when it may not. Folding a step's input
+// as several boxes cut along folded dimensions, one Step each (first only
+// for the first), gives what folding the whole region gives, up to the
+// order a float sum adds its terms: the kernel is a plain reduction (sum,
+// prod, min, max, any, all and their nan-forms; not the record reductions,
+// whose arg forms need each element's position) of one expression of
+// the one input, which does not depend on where the box lies.
+func (t *TaskKernel) FoldedDims() []bool {
+	k := t.op.Kernel
+	if k.Core != "reduce" || len(k.Exprs) != 1 || len(t.op.Inputs) != 1 || k.RecordIn || k.RecordOut {
+		return nil
+	}
+	if _, ok := recordKinds[k.Reduce]; ok {
+		return nil
+	}
+	axes := make(map[int]bool, len(k.Axes))
+	for _, a := range k.Axes {
+		axes[a] = true
+	}
+	dims := t.op.Inputs[0].Dims
+	folded := make([]bool, len(dims))
+	any := false
+	for d, m := range dims {
+		folded[d] = inFrame(m) && axes[m.Frame]
+		any = any || folded[d]
+	}
+	if !any {
+		return nil
+	}
+	return folded
+}
+
 // CopyOnly reports whether the kernel copies input 0 unchanged into the
 // output, so the engine may read the input region straight into the output
 // buffer.
