@@ -392,12 +392,13 @@ def run_one(case, engine, variant, size, inputs, round_, args, state) -> dict:
         json.dump(job, f, indent=1)
     python = args.cubego_python if engine == "cubego" else args.peers_python
     cmd = [python, os.path.join(HERE, "engines", RUNNER[engine]), job_path]
-    if args.cold:
+    # Every engine starts with its inputs where the roofline counts them
+    # read from, whatever the run before it left in the page cache or
+    # evicted: on disk (cache dropped) for a cold run or inputs larger than
+    # the cache, else in the cache.
+    if args.cold or not fits_page_cache(case, inputs, args, state):
         drop_caches()
-    elif fits_page_cache(case, inputs, args, state):
-        # The roofline counts these inputs as read from the page cache:
-        # put them there, so that every engine starts as the roofline
-        # assumes, whatever the run before it evicted.
+    else:
         warm(inputs.values())
     logs = os.path.join(args.work_dir, "logs")
     os.makedirs(logs, exist_ok=True)
