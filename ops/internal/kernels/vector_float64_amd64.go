@@ -5,6 +5,7 @@ package kernels
 import (
 	"math"
 	"simd/archsimd"
+	"unsafe"
 )
 
 // The float64 vector loops of maximum, minimum, max and min. gen_vector.go
@@ -218,86 +219,122 @@ func minExactFloat64(a, b archsimd.Float64x4) archsimd.Float64x4 {
 // stays in registers over four rows at a time, combined pairwise (max and
 // min are associative and commutative, NaN and signed zeros included).
 func extremeSlabFloat64(d, x []float64, rows, rs int, isMax bool) {
-	const w = lanesFloat64
 	n := len(d)
-	nonSign := archsimd.BroadcastInt64x4(math.MaxInt64)
-	var zero archsimd.Float64x4
 	r := 0
 	for ; r+4 <= rows; r += 4 {
 		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
 		x2, x3 := x[(r+2)*rs:(r+2)*rs+n], x[(r+3)*rs:(r+3)*rs+n]
-		i := 0
-		// Two vectors an iteration, one NaN-or-zero test for both: the
-		// common case is four maxes and a store per vector.
-		for ; i+2*w <= n; i += 2 * w {
-			dd := (*[2 * w]float64)(d[i : i+2*w])
-			y0, y1 := (*[2 * w]float64)(x0[i:i+2*w]), (*[2 * w]float64)(x1[i:i+2*w])
-			y2, y3 := (*[2 * w]float64)(x2[i:i+2*w]), (*[2 * w]float64)(x3[i:i+2*w])
-			a, b := archsimd.LoadFloat64x4Slice(dd[0:w]), archsimd.LoadFloat64x4Slice(dd[w:2*w])
-			v0, u0 := archsimd.LoadFloat64x4Slice(y0[0:w]), archsimd.LoadFloat64x4Slice(y0[w:2*w])
-			v1, u1 := archsimd.LoadFloat64x4Slice(y1[0:w]), archsimd.LoadFloat64x4Slice(y1[w:2*w])
-			v2, u2 := archsimd.LoadFloat64x4Slice(y2[0:w]), archsimd.LoadFloat64x4Slice(y2[w:2*w])
-			v3, u3 := archsimd.LoadFloat64x4Slice(y3[0:w]), archsimd.LoadFloat64x4Slice(y3[w:2*w])
-			var m, k archsimd.Float64x4
-			if isMax {
-				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
-				k = b.Max(u0.Max(u1)).Max(u2.Max(u3))
-			} else {
-				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
-				k = b.Min(u0.Min(u1)).Min(u2.Min(u3))
-			}
-			sa := a.Add(v0.Add(v1)).Add(v2.Add(v3))
-			sb := b.Add(u0.Add(u1)).Add(u2.Add(u3))
-			if sa.IsNaN().Or(sb.IsNaN()).Or(m.Equal(zero)).Or(k.Equal(zero)).ToBits() != 0 {
-				if isMax {
-					m = maxExactFloat64(a, maxExactFloat64(maxExactFloat64(v0, v1, nonSign), maxExactFloat64(v2, v3, nonSign), nonSign), nonSign)
-					k = maxExactFloat64(b, maxExactFloat64(maxExactFloat64(u0, u1, nonSign), maxExactFloat64(u2, u3, nonSign), nonSign), nonSign)
-				} else {
-					m = minExactFloat64(a, minExactFloat64(minExactFloat64(v0, v1), minExactFloat64(v2, v3)))
-					k = minExactFloat64(b, minExactFloat64(minExactFloat64(u0, u1), minExactFloat64(u2, u3)))
-				}
-			}
-			m.StoreSlice(dd[0:w])
-			k.StoreSlice(dd[w : 2*w])
-		}
-		for ; i+w <= n; i += w {
-			a := archsimd.LoadFloat64x4Slice(d[i : i+w])
-			v0, v1 := archsimd.LoadFloat64x4Slice(x0[i:i+w]), archsimd.LoadFloat64x4Slice(x1[i:i+w])
-			v2, v3 := archsimd.LoadFloat64x4Slice(x2[i:i+w]), archsimd.LoadFloat64x4Slice(x3[i:i+w])
-			// Plain VMAXPD (VMINPD) unless an operand is NaN (their sum is
-			// then NaN; a sum of infinities of both signs only costs a
-			// detour) or the result is a zero of either sign.
-			var m archsimd.Float64x4
-			if isMax {
-				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
-			} else {
-				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
-			}
-			if a.Add(v0.Add(v1)).Add(v2.Add(v3)).IsNaN().Or(m.Equal(zero)).ToBits() != 0 {
-				if isMax {
-					m = maxExactFloat64(a, maxExactFloat64(maxExactFloat64(v0, v1, nonSign), maxExactFloat64(v2, v3, nonSign), nonSign), nonSign)
-				} else {
-					m = minExactFloat64(a, minExactFloat64(minExactFloat64(v0, v1), minExactFloat64(v2, v3)))
-				}
-			}
-			m.StoreSlice(d[i : i+w])
-		}
-		if i < n {
-			clearUpper() // the scalar tail is legacy SSE
-			if isMax {
-				maxAccum(d[i:], x0[i:], 0, 1)
-				maxAccum(d[i:], x1[i:], 0, 1)
-				maxAccum(d[i:], x2[i:], 0, 1)
-				maxAccum(d[i:], x3[i:], 0, 1)
-			} else {
-				minAccum(d[i:], x0[i:], 0, 1)
-				minAccum(d[i:], x1[i:], 0, 1)
-				minAccum(d[i:], x2[i:], 0, 1)
-				minAccum(d[i:], x3[i:], 0, 1)
-			}
-		}
+		extremeSlab4Float64(d, x0, x1, x2, x3, isMax)
 	}
 	for ; r < rows; r++ {
 		extremeAccumFloat64(d, x[r*rs:r*rs+n], isMax)
 	}
+}
+
+// sizeFloat64 is the size of a float64 in bytes.
+const sizeFloat64 = int(unsafe.Sizeof(float64(0)))
+
+// extremeSlab4Float64 is d[i] = max(d[i], x0[i], x1[i], x2[i], x3[i])
+// (isMax) or min, exactly as maxAccum (minAccum) row after row. Two vectors
+// an iteration take plain VMAXPD (VMINPD) unless an operand is NaN (their
+// sum is then NaN; a sum of infinities of both signs only costs a detour)
+// or the result is a zero of either sign; such a block leaves the loop for
+// the exact compares and blends and the loop resumes after it. The loop
+// addresses the rows through unsafe pointers within the lengths checked
+// on entry: with bounds-checked slices and the exact path inline, the
+// compiler spilled loop state to the stack on every iteration, which cost
+// a fifth of the throughput of data in L3.
+func extremeSlab4Float64(d, x0, x1, x2, x3 []float64, isMax bool) {
+	const w = lanesFloat64
+	const step = 2 * w * sizeFloat64
+	n := len(d)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	pd := unsafe.Pointer(unsafe.SliceData(d))
+	p0, p1 := unsafe.Pointer(unsafe.SliceData(x0)), unsafe.Pointer(unsafe.SliceData(x1))
+	p2, p3 := unsafe.Pointer(unsafe.SliceData(x2)), unsafe.Pointer(unsafe.SliceData(x3))
+	// at is the vector at byte offset o of p: o + w elements lie within
+	// the run (o <= (n-w)*sizeFloat64 at every use).
+	at := func(p unsafe.Pointer, o int) *[w]float64 { return (*[w]float64)(unsafe.Add(p, o)) }
+	var zero archsimd.Float64x4
+	end := (n - n%(2*w)) * sizeFloat64 // the two-vector blocks
+	o := 0
+	for o < end {
+		if isMax {
+			for ; o < end; o += step {
+				a, b := archsimd.LoadFloat64x4(at(pd, o)), archsimd.LoadFloat64x4(at(pd, o+w*sizeFloat64))
+				v0, u0 := archsimd.LoadFloat64x4(at(p0, o)), archsimd.LoadFloat64x4(at(p0, o+w*sizeFloat64))
+				v1, u1 := archsimd.LoadFloat64x4(at(p1, o)), archsimd.LoadFloat64x4(at(p1, o+w*sizeFloat64))
+				v2, u2 := archsimd.LoadFloat64x4(at(p2, o)), archsimd.LoadFloat64x4(at(p2, o+w*sizeFloat64))
+				v3, u3 := archsimd.LoadFloat64x4(at(p3, o)), archsimd.LoadFloat64x4(at(p3, o+w*sizeFloat64))
+				m := a.Max(v0.Max(v1)).Max(v2.Max(v3))
+				k := b.Max(u0.Max(u1)).Max(u2.Max(u3))
+				sa := a.Add(v0.Add(v1)).Add(v2.Add(v3))
+				sb := b.Add(u0.Add(u1)).Add(u2.Add(u3))
+				if sa.IsNaN().Or(sb.IsNaN()).Or(m.Equal(zero)).Or(k.Equal(zero)).ToBits() != 0 {
+					break
+				}
+				m.Store(at(pd, o))
+				k.Store(at(pd, o+w*sizeFloat64))
+			}
+		} else {
+			for ; o < end; o += step {
+				a, b := archsimd.LoadFloat64x4(at(pd, o)), archsimd.LoadFloat64x4(at(pd, o+w*sizeFloat64))
+				v0, u0 := archsimd.LoadFloat64x4(at(p0, o)), archsimd.LoadFloat64x4(at(p0, o+w*sizeFloat64))
+				v1, u1 := archsimd.LoadFloat64x4(at(p1, o)), archsimd.LoadFloat64x4(at(p1, o+w*sizeFloat64))
+				v2, u2 := archsimd.LoadFloat64x4(at(p2, o)), archsimd.LoadFloat64x4(at(p2, o+w*sizeFloat64))
+				v3, u3 := archsimd.LoadFloat64x4(at(p3, o)), archsimd.LoadFloat64x4(at(p3, o+w*sizeFloat64))
+				m := a.Min(v0.Min(v1)).Min(v2.Min(v3))
+				k := b.Min(u0.Min(u1)).Min(u2.Min(u3))
+				sa := a.Add(v0.Add(v1)).Add(v2.Add(v3))
+				sb := b.Add(u0.Add(u1)).Add(u2.Add(u3))
+				if sa.IsNaN().Or(sb.IsNaN()).Or(m.Equal(zero)).Or(k.Equal(zero)).ToBits() != 0 {
+					break
+				}
+				m.Store(at(pd, o))
+				k.Store(at(pd, o+w*sizeFloat64))
+			}
+		}
+		if o < end {
+			// The block at o has a NaN or a zero result: one vector at a
+			// time, exactly.
+			extremeExact4Float64(at(pd, o), at(p0, o), at(p1, o), at(p2, o), at(p3, o), isMax)
+			o += w * sizeFloat64
+			extremeExact4Float64(at(pd, o), at(p0, o), at(p1, o), at(p2, o), at(p3, o), isMax)
+			o += w * sizeFloat64
+		}
+	}
+	i := end / sizeFloat64
+	for ; i+w <= n; i += w {
+		o := i * sizeFloat64
+		extremeExact4Float64(at(pd, o), at(p0, o), at(p1, o), at(p2, o), at(p3, o), isMax)
+	}
+	if i < n {
+		clearUpper() // the scalar tail is legacy SSE
+		if isMax {
+			maxAccum(d[i:], x0[i:], 0, 1)
+			maxAccum(d[i:], x1[i:], 0, 1)
+			maxAccum(d[i:], x2[i:], 0, 1)
+			maxAccum(d[i:], x3[i:], 0, 1)
+		} else {
+			minAccum(d[i:], x0[i:], 0, 1)
+			minAccum(d[i:], x1[i:], 0, 1)
+			minAccum(d[i:], x2[i:], 0, 1)
+			minAccum(d[i:], x3[i:], 0, 1)
+		}
+	}
+}
+
+// extremeExact4Float64 is *d = max(*d, *v0, *v1, *v2, *v3) (isMax) or min,
+// lane by lane, with Go's max and min.
+func extremeExact4Float64(d, v0, v1, v2, v3 *[lanesFloat64]float64, isMax bool) {
+	a := archsimd.LoadFloat64x4(d)
+	b0, b1 := archsimd.LoadFloat64x4(v0), archsimd.LoadFloat64x4(v1)
+	b2, b3 := archsimd.LoadFloat64x4(v2), archsimd.LoadFloat64x4(v3)
+	if isMax {
+		nonSign := archsimd.BroadcastInt64x4(math.MaxInt64)
+		a = maxExactFloat64(a, maxExactFloat64(maxExactFloat64(b0, b1, nonSign), maxExactFloat64(b2, b3, nonSign), nonSign), nonSign)
+	} else {
+		a = minExactFloat64(a, minExactFloat64(minExactFloat64(b0, b1), minExactFloat64(b2, b3)))
+	}
+	a.Store(d)
 }
