@@ -33,8 +33,9 @@ func main() {
 	body = strings.NewReplacer(
 		"lanesFloat64 = 4", "lanesFloat32 = 8",
 		"Float64x4", "Float32x8", "Int64x4", "Int32x8", "Mask64x4", "Mask32x8",
-		"MaxInt64", "MaxInt32", "Float64", "Float32", "float64", "float32",
+		"MaxInt64", "MaxInt32", "MinInt64", "MinInt32", "Float64", "Float32", "float64", "float32",
 		"VMAXPD", "VMAXPS", "VMINPD", "VMINPS",
+		"0x7FF8000000000000", "0x7FC00000", // quietNaNFloat64
 	).Replace(body[len(build):])
 	// The first paragraph, on the generation, becomes one naming the source.
 	intro := strings.Index(body, "// The float32 vector loops")

@@ -7,6 +7,7 @@ package kernels
 import (
 	"math"
 	"simd/archsimd"
+	"unsafe"
 )
 
 // The float32 vector loops of maximum, minimum, max and min, generated
@@ -14,12 +15,13 @@ import (
 //
 // VMAXPS and VMINPS neither propagate NaN nor order -0 below +0 (they
 // return their second operand when either is NaN, or when both are zeros),
-// so the loops select with explicit compares and blends, or check for NaNs
-// and zeros and redo those chunks exactly: the result is the scalar loop's,
-// bit for bit but for NaN payloads (vector_test.go). A VMAXPS or VMINPS
-// result is only used where it does not depend on the operand order (no
-// NaN, no zero), as the compiler treats them as commutative and may swap
-// the operands.
+// so the loops select with explicit compares and blends, check for NaNs
+// and zeros and redo those chunks exactly, or set NaN lanes and the signs
+// of zeros with bitwise operations (max5Float32): the result is the scalar
+// loop's, bit for bit but for NaN payloads (vector_test.go). A VMAXPS or
+// VMINPS result is only used where it does not depend on the operand order
+// (no NaN, no zero) or corrected where it does, as the compiler treats
+// them as commutative and may swap the operands.
 
 // lanesFloat32 is the number of float32 lanes of a Float32x8.
 const lanesFloat32 = 8
@@ -216,70 +218,15 @@ func minExactFloat32(a, b archsimd.Float32x8) archsimd.Float32x8 {
 // stays in registers over four rows at a time, combined pairwise (max and
 // min are associative and commutative, NaN and signed zeros included).
 func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
-	const w = lanesFloat32
 	n := len(d)
-	nonSign := archsimd.BroadcastInt32x8(math.MaxInt32)
-	var zero archsimd.Float32x8
 	r := 0
 	for ; r+4 <= rows; r += 4 {
 		x0, x1 := x[r*rs:r*rs+n], x[(r+1)*rs:(r+1)*rs+n]
 		x2, x3 := x[(r+2)*rs:(r+2)*rs+n], x[(r+3)*rs:(r+3)*rs+n]
-		i := 0
-		// Two vectors an iteration, one NaN-or-zero test for both: the
-		// common case is four maxes and a store per vector.
-		for ; i+2*w <= n; i += 2 * w {
-			dd := (*[2 * w]float32)(d[i : i+2*w])
-			y0, y1 := (*[2 * w]float32)(x0[i:i+2*w]), (*[2 * w]float32)(x1[i:i+2*w])
-			y2, y3 := (*[2 * w]float32)(x2[i:i+2*w]), (*[2 * w]float32)(x3[i:i+2*w])
-			a, b := archsimd.LoadFloat32x8Slice(dd[0:w]), archsimd.LoadFloat32x8Slice(dd[w:2*w])
-			v0, u0 := archsimd.LoadFloat32x8Slice(y0[0:w]), archsimd.LoadFloat32x8Slice(y0[w:2*w])
-			v1, u1 := archsimd.LoadFloat32x8Slice(y1[0:w]), archsimd.LoadFloat32x8Slice(y1[w:2*w])
-			v2, u2 := archsimd.LoadFloat32x8Slice(y2[0:w]), archsimd.LoadFloat32x8Slice(y2[w:2*w])
-			v3, u3 := archsimd.LoadFloat32x8Slice(y3[0:w]), archsimd.LoadFloat32x8Slice(y3[w:2*w])
-			var m, k archsimd.Float32x8
-			if isMax {
-				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
-				k = b.Max(u0.Max(u1)).Max(u2.Max(u3))
-			} else {
-				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
-				k = b.Min(u0.Min(u1)).Min(u2.Min(u3))
-			}
-			sa := a.Add(v0.Add(v1)).Add(v2.Add(v3))
-			sb := b.Add(u0.Add(u1)).Add(u2.Add(u3))
-			if sa.IsNaN().Or(sb.IsNaN()).Or(m.Equal(zero)).Or(k.Equal(zero)).ToBits() != 0 {
-				if isMax {
-					m = maxExactFloat32(a, maxExactFloat32(maxExactFloat32(v0, v1, nonSign), maxExactFloat32(v2, v3, nonSign), nonSign), nonSign)
-					k = maxExactFloat32(b, maxExactFloat32(maxExactFloat32(u0, u1, nonSign), maxExactFloat32(u2, u3, nonSign), nonSign), nonSign)
-				} else {
-					m = minExactFloat32(a, minExactFloat32(minExactFloat32(v0, v1), minExactFloat32(v2, v3)))
-					k = minExactFloat32(b, minExactFloat32(minExactFloat32(u0, u1), minExactFloat32(u2, u3)))
-				}
-			}
-			m.StoreSlice(dd[0:w])
-			k.StoreSlice(dd[w : 2*w])
-		}
-		for ; i+w <= n; i += w {
-			a := archsimd.LoadFloat32x8Slice(d[i : i+w])
-			v0, v1 := archsimd.LoadFloat32x8Slice(x0[i:i+w]), archsimd.LoadFloat32x8Slice(x1[i:i+w])
-			v2, v3 := archsimd.LoadFloat32x8Slice(x2[i:i+w]), archsimd.LoadFloat32x8Slice(x3[i:i+w])
-			// Plain VMAXPS (VMINPS) unless an operand is NaN (their sum is
-			// then NaN; a sum of infinities of both signs only costs a
-			// detour) or the result is a zero of either sign.
-			var m archsimd.Float32x8
-			if isMax {
-				m = a.Max(v0.Max(v1)).Max(v2.Max(v3))
-			} else {
-				m = a.Min(v0.Min(v1)).Min(v2.Min(v3))
-			}
-			if a.Add(v0.Add(v1)).Add(v2.Add(v3)).IsNaN().Or(m.Equal(zero)).ToBits() != 0 {
-				if isMax {
-					m = maxExactFloat32(a, maxExactFloat32(maxExactFloat32(v0, v1, nonSign), maxExactFloat32(v2, v3, nonSign), nonSign), nonSign)
-				} else {
-					m = minExactFloat32(a, minExactFloat32(minExactFloat32(v0, v1), minExactFloat32(v2, v3)))
-				}
-			}
-			m.StoreSlice(d[i : i+w])
-		}
+		i := n - n%lanesFloat32
+		extremeSlab4Float32(unsafe.Pointer(unsafe.SliceData(d)), unsafe.Pointer(unsafe.SliceData(x0)),
+			unsafe.Pointer(unsafe.SliceData(x1)), unsafe.Pointer(unsafe.SliceData(x2)),
+			unsafe.Pointer(unsafe.SliceData(x3)), i, isMax)
 		if i < n {
 			clearUpper() // the scalar tail is legacy SSE
 			if isMax {
@@ -298,4 +245,94 @@ func extremeSlabFloat32(d, x []float32, rows, rs int, isMax bool) {
 	for ; r < rows; r++ {
 		extremeAccumFloat32(d, x[r*rs:r*rs+n], isMax)
 	}
+}
+
+// sizeFloat32 is the size of a float32 in bytes.
+const sizeFloat32 = int(unsafe.Sizeof(float32(0)))
+
+// extremeSlab4Float32 is d[i] = max(d[i], x0[i], x1[i], x2[i], x3[i])
+// (isMax) or min for i < n, a multiple of lanesFloat32, with d and the
+// xs runs of n float32s at pd and p0 to p3: exactly maxAccum (minAccum)
+// row after row, two vectors an iteration without a branch (max5Float32,
+// min5Float32). The caller checks the lengths: with bounds-checked slices
+// (and their lengths live for a scalar tail) the compiler spilled loop
+// state to the stack on every iteration, which cost a third of the
+// throughput on data in L3.
+func extremeSlab4Float32(pd, p0, p1, p2, p3 unsafe.Pointer, n int, isMax bool) {
+	const w = lanesFloat32
+	const next = w * sizeFloat32 // bytes to the next vector
+	// at is the vector at byte offset o of p (o <= (n-w)*sizeFloat32 at
+	// every use).
+	at := func(p unsafe.Pointer, o int) *[w]float32 { return (*[w]float32)(unsafe.Add(p, o)) }
+	pairs := (n - n%(2*w)) * sizeFloat32
+	if isMax {
+		nonSign, qnan := archsimd.BroadcastInt32x8(math.MaxInt32), archsimd.BroadcastInt32x8(quietNaNFloat32)
+		o := 0
+		for ; o < pairs; o += 2 * next {
+			a, b := archsimd.LoadFloat32x8(at(pd, o)), archsimd.LoadFloat32x8(at(pd, o+next))
+			v0, u0 := archsimd.LoadFloat32x8(at(p0, o)), archsimd.LoadFloat32x8(at(p0, o+next))
+			v1, u1 := archsimd.LoadFloat32x8(at(p1, o)), archsimd.LoadFloat32x8(at(p1, o+next))
+			v2, u2 := archsimd.LoadFloat32x8(at(p2, o)), archsimd.LoadFloat32x8(at(p2, o+next))
+			v3, u3 := archsimd.LoadFloat32x8(at(p3, o)), archsimd.LoadFloat32x8(at(p3, o+next))
+			max5Float32(a, v0, v1, v2, v3, nonSign, qnan).Store(at(pd, o))
+			max5Float32(b, u0, u1, u2, u3, nonSign, qnan).Store(at(pd, o+next))
+		}
+		if o < n*sizeFloat32 {
+			a := archsimd.LoadFloat32x8(at(pd, o))
+			v0, v1 := archsimd.LoadFloat32x8(at(p0, o)), archsimd.LoadFloat32x8(at(p1, o))
+			v2, v3 := archsimd.LoadFloat32x8(at(p2, o)), archsimd.LoadFloat32x8(at(p3, o))
+			max5Float32(a, v0, v1, v2, v3, nonSign, qnan).Store(at(pd, o))
+		}
+	} else {
+		sign := archsimd.BroadcastInt32x8(math.MinInt32)
+		o := 0
+		for ; o < pairs; o += 2 * next {
+			a, b := archsimd.LoadFloat32x8(at(pd, o)), archsimd.LoadFloat32x8(at(pd, o+next))
+			v0, u0 := archsimd.LoadFloat32x8(at(p0, o)), archsimd.LoadFloat32x8(at(p0, o+next))
+			v1, u1 := archsimd.LoadFloat32x8(at(p1, o)), archsimd.LoadFloat32x8(at(p1, o+next))
+			v2, u2 := archsimd.LoadFloat32x8(at(p2, o)), archsimd.LoadFloat32x8(at(p2, o+next))
+			v3, u3 := archsimd.LoadFloat32x8(at(p3, o)), archsimd.LoadFloat32x8(at(p3, o+next))
+			min5Float32(a, v0, v1, v2, v3, sign).Store(at(pd, o))
+			min5Float32(b, u0, u1, u2, u3, sign).Store(at(pd, o+next))
+		}
+		if o < n*sizeFloat32 {
+			a := archsimd.LoadFloat32x8(at(pd, o))
+			v0, v1 := archsimd.LoadFloat32x8(at(p0, o)), archsimd.LoadFloat32x8(at(p1, o))
+			v2, v3 := archsimd.LoadFloat32x8(at(p2, o)), archsimd.LoadFloat32x8(at(p3, o))
+			min5Float32(a, v0, v1, v2, v3, sign).Store(at(pd, o))
+		}
+	}
+}
+
+// quietNaNFloat32 is the bits of the quiet NaN with no payload: the
+// exponent and the quiet bit.
+const quietNaNFloat32 = 0x7FC00000
+
+// max5Float32 is Go's max of a, v0, v1, v2 and v3, lane by lane, from
+// VMAXPS without a branch. Without NaNs, VMAXPS's result m is the largest
+// value but for the sign of a zero. If m is a zero, no operand is
+// positive, and the and of the operands' sign bits is the sign bit of max
+// (+0 if any operand is +0; negative operands have the bit set); if m > 0,
+// its sign bit is clear already; if m < 0, every operand has the bit. So
+// m & (a & v0 & v1 & v2 & v3 | nonSign) is max. A lane with a NaN operand
+// gets the exponent and quiet bit (qnan) set: a NaN, and the same NaN when
+// every operand is that quiet NaN, as the scalar loop gives.
+func max5Float32(a, v0, v1, v2, v3 archsimd.Float32x8, nonSign, qnan archsimd.Int32x8) archsimd.Float32x8 {
+	m := a.Max(v0.Max(v1)).Max(v2.Max(v3))
+	s := a.AsInt32x8().And(v0.AsInt32x8()).And(v1.AsInt32x8().And(v2.AsInt32x8())).And(v3.AsInt32x8())
+	nan := a.IsNaN().Or(v0.IsNaN()).Or(v1.IsNaN().Or(v2.IsNaN())).Or(v3.IsNaN()).ToInt32x8()
+	return m.AsInt32x8().And(s.Or(nonSign)).Or(nan.And(qnan)).AsFloat32x8()
+}
+
+// min5Float32 is Go's min of a, v0, v1, v2 and v3, lane by lane, from
+// VMINPS as max5Float32: the or of the operands' sign bits (sign) is the
+// sign of min when min is a zero (-0 if any operand is -0) and already set
+// in m when m < 0; if m > 0 no operand has it. A lane with a NaN operand
+// becomes the or of the operands, which contains m (an operand's bits): a
+// NaN, and the same NaN when every operand is that NaN.
+func min5Float32(a, v0, v1, v2, v3 archsimd.Float32x8, sign archsimd.Int32x8) archsimd.Float32x8 {
+	m := a.Min(v0.Min(v1)).Min(v2.Min(v3))
+	s := a.AsInt32x8().Or(v0.AsInt32x8()).Or(v1.AsInt32x8().Or(v2.AsInt32x8())).Or(v3.AsInt32x8())
+	nan := a.IsNaN().Or(v0.IsNaN()).Or(v1.IsNaN().Or(v2.IsNaN())).Or(v3.IsNaN()).ToInt32x8()
+	return m.AsInt32x8().Or(s.And(sign.Or(nan))).AsFloat32x8()
 }
