@@ -90,7 +90,7 @@ func (r *opRun) run(ctx context.Context) error {
 	}
 	more := true
 	perTask := r.j.blocksPerTask(r.o)
-	pf := r.j.newTaskPrefetcher(ctx, r.o.Op, next, step)
+	pf := r.j.newTaskPrefetcher(ctx, r.o.Op, next, step, r.written)
 	defer pf.close()
 	var seq int64 // blocks of the op's order gathered so far
 	// nextTask gathers the next task's blocks, leaving out those a resumed

@@ -29,8 +29,9 @@ type taskPrefetcher struct {
 	nb     []int
 	first  []int
 	step   func(block, nb []int) bool
-	target atomic.Int64 // the last block (its index in the op's order) to prefetch
-	begun  atomic.Int64 // the blocks before this index have started
+	skip   func(block []int) bool // blocks whose tasks do not run
+	target atomic.Int64           // the last block (its index in the op's order) to prefetch
+	begun  atomic.Int64           // the blocks before this index have started
 	wake   chan struct{}
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -64,14 +65,15 @@ func (j *job) taskPrefetchDepth(op *plan.Op) int {
 }
 
 // newTaskPrefetcher starts the prefetcher of an op whose blocks run from
-// first, moved on by step over the task grid nb; nil when the op's tasks
-// do not prefetch (taskPrefetchDepth). close stops it.
-func (j *job) newTaskPrefetcher(ctx context.Context, op *plan.Op, first []int, step func(block, nb []int) bool) *taskPrefetcher {
+// first, moved on by step over the task grid nb, leaving out the blocks
+// skip reports (a resumed computation's written ones); nil when the op's
+// tasks do not prefetch (taskPrefetchDepth). close stops it.
+func (j *job) newTaskPrefetcher(ctx context.Context, op *plan.Op, first []int, step func(block, nb []int) bool, skip func(block []int) bool) *taskPrefetcher {
 	depth := j.taskPrefetchDepth(op)
 	if depth == 0 {
 		return nil
 	}
-	p := &taskPrefetcher{j: j, op: op, depth: int64(depth), nb: op.TaskGrid(), first: append([]int(nil), first...), step: step,
+	p := &taskPrefetcher{j: j, op: op, depth: int64(depth), nb: op.TaskGrid(), first: append([]int(nil), first...), step: step, skip: skip,
 		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	p.target.Store(-1)
 	p.wg.Add(1)
@@ -121,7 +123,7 @@ func (p *taskPrefetcher) loop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if i >= p.begun.Load() {
+			if i >= p.begun.Load() && !p.skip(block) && !p.op.MirroredTask(block) {
 				p.j.prefetchTask(ctx, p.op, block)
 			}
 			more = p.step(block, p.nb)
