@@ -117,6 +117,14 @@ func TestPrefetchNextTasks(t *testing.T) {
 	if len(p.Ops) != 1 || !p.Ops[0].Op.CopiesInput() || p.Ops[0].Op.PrefetchDepth() != 0 {
 		t.Fatalf("want one copy op whose tasks take one step; got %d ops", len(p.Ops))
 	}
+	// One task ahead per worker; none through a Runner (its workers'
+	// page caches are not this process's).
+	if d := (&job{opts: Options{MaxWorkers: 2}}).taskPrefetchDepth(p.Ops[0].Op); d != 2 {
+		t.Errorf("prefetch depth %d with 2 workers, want 2", d)
+	}
+	if d := (&job{opts: Options{MaxWorkers: 2, Runner: &loopback{}}}).taskPrefetchDepth(p.Ops[0].Op); d != 0 {
+		t.Errorf("prefetch depth %d through a Runner, want 0", d)
+	}
 	res, err := Execute(ctx, p, Options{MaxWorkers: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
