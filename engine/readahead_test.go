@@ -187,6 +187,9 @@ func TestPrefetchLocalInputs(t *testing.T) {
 		if last.ReadsAhead() || last.PrefetchDepth() == 0 {
 			t.Fatalf("the sum of a local input should prefetch (%d), not read ahead (%d)", last.PrefetchDepth(), last.ReadAheadDepth())
 		}
+		if d := (&job{opts: Options{MaxWorkers: 2}}).taskPrefetchDepth(last); d != 0 {
+			t.Fatalf("the sum prefetches its own steps ahead, not the next tasks' (depth %d)", d)
+		}
 		log.prefix = y.Name + "/c/"
 		var events []Event
 		var mu sync.Mutex

@@ -54,6 +54,7 @@ type opRun struct {
 // process, or a batch of blocks handed to a Runner as one call.
 type task struct {
 	blocks   [][]int
+	seq      int64 // the index of its first block in the op's block order
 	created  time.Time
 	started  time.Time // when its first copy started (zero before)
 	cancels  []context.CancelFunc
@@ -89,16 +90,23 @@ func (r *opRun) run(ctx context.Context) error {
 	}
 	more := true
 	perTask := r.j.blocksPerTask(r.o)
+	pf := r.j.newTaskPrefetcher(ctx, r.o.Op, next, step, r.written)
+	defer pf.close()
+	var seq int64 // blocks of the op's order gathered so far
 	// nextTask gathers the next task's blocks, leaving out those a resumed
 	// computation finds already written.
 	nextTask := func() *task {
-		t := &task{created: time.Now()}
+		t := &task{created: time.Now(), seq: -1}
 		for more && len(t.blocks) < perTask {
 			if !r.written(next) {
+				if t.seq < 0 {
+					t.seq = seq
+				}
 				t.blocks = append(t.blocks, append([]int(nil), next...))
 			} else {
 				r.skippedTasks++
 			}
+			seq++
 			more = step(next, nb)
 		}
 		return t
@@ -129,6 +137,7 @@ func (r *opRun) run(ctx context.Context) error {
 					m.t.started = m.at
 					r.started++
 					r.active[m.t] = struct{}{}
+					pf.started(m.t.seq)
 				}
 				continue
 			}
