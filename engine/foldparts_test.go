@@ -46,9 +46,9 @@ func TestFoldPartsTileTheRegion(t *testing.T) {
 		{[]bool{true, false}, false, 0},
 		{[]bool{false, true}, false, 9},
 	} {
-		a := *x
+		a := x
 		a.PartialReads = c.partial
-		parts := foldParts(&a, band, c.folded)
+		parts := foldParts(a, band, c.folded)
 		if len(parts) != c.parts {
 			t.Fatalf("folded %v partial %v: %d parts, want %d", c.folded, c.partial, len(parts), c.parts)
 		}
@@ -77,13 +77,15 @@ func TestFoldPartsTileTheRegion(t *testing.T) {
 			}
 		}
 	}
+	x.PartialReads = true
 	foldPartsMinBytes = 11*60*8 + 1
 	if parts := foldParts(x, band, []bool{true, true}); parts != nil {
 		t.Fatalf("a region under foldPartsMinBytes was cut into %d parts", len(parts))
 	}
 	foldPartsMinBytes = 0
 	one := plan.Region{Start: []int{0, 7}, Step: []int{1, 1}, Count: []int{64, 7}}
-	if parts := foldParts(x, one, []bool{true, true}); len(parts) != 0 && !x.PartialReads {
+	x.PartialReads = false
+	if parts := foldParts(x, one, []bool{true, true}); parts != nil {
 		t.Fatalf("a whole chunk read whole was cut into %d parts", len(parts))
 	}
 }

@@ -145,5 +145,5 @@ func (j *job) prefetchTask(ctx context.Context, op *plan.Op, block []int) {
 		}
 		return
 	}
-	j.prefetchStep(ctx, op, block, make([]int, len(op.IterShape(block))), op.Kernel.Core == "piecewise")
+	j.prefetchStep(ctx, op, block, make([]int, len(op.IterShape(block))), nil, op.Kernel.Core == "piecewise")
 }
