@@ -687,7 +687,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			part *plan.Region // input 0's region; nil: the step's
 		}
 		var units []unit
-		if folded := k.FoldedDims(); folded != nil && !piecewise && k.ConstInput(0) == nil {
+		if folded := k.FoldedDims(); folded != nil {
 			for s := range steps {
 				st := stepAtIn(iter, s)
 				parts := foldParts(op.Inputs[0].Array, op.InputRegion(0, block, st), folded)

@@ -361,8 +361,11 @@ func foldParts(a *plan.Array, r plan.Region, folded []bool) []plan.Region {
 		}
 	}
 	var parts []plan.Region
-	idx := make([]int, n)
-	for {
+	idx, ncuts := make([]int, n), make([]int, n)
+	for d := range n {
+		ncuts[d] = len(cuts[d])
+	}
+	for more := true; more; more = advance(idx, ncuts) {
 		p := plan.Region{Start: make([]int, n), Step: make([]int, n), Count: make([]int, n)}
 		for d := range n {
 			c := cuts[d][idx[d]]
@@ -372,17 +375,6 @@ func foldParts(a *plan.Array, r plan.Region, folded []bool) []plan.Region {
 			parts = appendBands(parts, p, folded, 0, elem)
 		} else {
 			parts = append(parts, p)
-		}
-		d := n - 1
-		for ; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < len(cuts[d]) {
-				break
-			}
-			idx[d] = 0
-		}
-		if d < 0 {
-			break
 		}
 	}
 	if len(parts) < 2 {
