@@ -857,7 +857,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 						}
 						if ctx.Err() == nil && next > pfRead.Load() {
 							u := unitAt(int(next))
-							j.prefetchStep(ctx, op, block, u.step, u.part, piecewise)
+							j.prefetchStep(ctx, op, func(i int) plan.Region { return regionOf(i, u) }, piecewise)
 						}
 					}
 					select {
@@ -972,18 +972,14 @@ func mirrorUpper(b ops.Block) {
 }
 
 // prefetchStep prefetches into the page cache the chunks of the inputs of
-// one step of a task that are stored on local disk (plan.Array.PageCached);
-// part, when set, is input 0's region instead (a part of the step, see
-// foldParts).
-func (j *job) prefetchStep(ctx context.Context, op *plan.Op, block, step []int, part *plan.Region, piecewise bool) {
+// one step (or part of a step, see foldParts) of a task that are stored on
+// local disk (plan.Array.PageCached); region gives input i's region.
+func (j *job) prefetchStep(ctx context.Context, op *plan.Op, region func(i int) plan.Region, piecewise bool) {
 	for i, in := range op.Inputs {
 		if !in.Array.PageCached() {
 			continue
 		}
-		r := op.InputRegion(i, block, step)
-		if part != nil && i == 0 {
-			r = *part
-		}
+		r := region(i)
 		if piecewise {
 			var ok bool
 			if r, _, ok = r.Clip(in.Array.Shape); !ok {

@@ -52,12 +52,7 @@ func (j *job) taskPrefetchDepth(op *plan.Op) int {
 	if !op.CopiesInput() && plan.Prod(op.IterShape(make([]int, len(op.TaskGrid())))) != 1 {
 		return 0
 	}
-	var task int64
-	for i, in := range op.Inputs {
-		if in.Array.PageCached() {
-			task += max(op.MaxInputRegionBytes(i), in.Array.ChunkBytes())
-		}
-	}
+	task := op.PrefetchStepBytes()
 	if task == 0 {
 		return 0
 	}
@@ -145,5 +140,6 @@ func (j *job) prefetchTask(ctx context.Context, op *plan.Op, block []int) {
 		}
 		return
 	}
-	j.prefetchStep(ctx, op, block, make([]int, len(op.IterShape(block))), nil, op.Kernel.Core == "piecewise")
+	step := make([]int, len(op.IterShape(block)))
+	j.prefetchStep(ctx, op, func(i int) plan.Region { return op.InputRegion(i, block, step) }, op.Kernel.Core == "piecewise")
 }

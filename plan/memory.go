@@ -202,17 +202,25 @@ func (op *Op) PrefetchDepth() int {
 	if op.CopiesInput() || !op.foldsSteps() {
 		return 0
 	}
-	var step int64
-	for i, in := range op.Inputs {
-		if in.Array.PageCached() {
-			step += max(op.MaxInputRegionBytes(i), in.Array.ChunkBytes())
-		}
-	}
+	step := op.PrefetchStepBytes()
 	if step == 0 {
 		return 0
 	}
 	depth := min(MaxPrefetch, int(Prod(op.IterShape(make([]int, len(op.TaskGrid())))))-1)
 	return max(1, min(depth, int(PrefetchMaxBytes/step)))
+}
+
+// PrefetchStepBytes returns the stored bytes of one step's local inputs
+// (Array.PageCached) that prefetching a step asks the page cache for: per
+// input, its largest region or, when larger, its chunk.
+func (op *Op) PrefetchStepBytes() int64 {
+	var n int64
+	for i, in := range op.Inputs {
+		if in.Array.PageCached() {
+			n += max(op.MaxInputRegionBytes(i), in.Array.ChunkBytes())
+		}
+	}
+	return n
 }
 
 // readAheadMem is the memory reading depth steps ahead adds to a task.
