@@ -2,16 +2,18 @@ package engine
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
 )
 
-// TestReadSharingGroups: W2's three means of products of two stored arrays
-// run their first rounds together (they read u and v), each final round on
-// its own after them; results equal the sequential run's; one worker runs
-// every op alone.
+// TestReadSharingGroups: three reductions of products of two stored
+// arrays, folding differently so that they are not stacked into one op
+// (W2's three means are: siblings_test.go), run their first rounds
+// together (they read u and v), each final round on its own after them;
+// results equal the sequential run's; one worker runs every op alone.
 func TestReadSharingGroups(t *testing.T) {
 	spec := testSpec(t)
 	n := 6 * 4 * 5
@@ -24,15 +26,15 @@ func TestReadSharingGroups(t *testing.T) {
 		v2[i] = float64(n - i)
 	}
 	u, v := stored("u", seq(n)), stored("v", v2)
-	mean := func(a, b *plan.Array) *plan.Array {
+	reduce := func(fn string, a, b *plan.Array) *plan.Array {
 		prod, _ := ops.Elemwise("multiply", ops.Operand{Array: a}, ops.Operand{Array: b})
-		m, err := ops.Reduce("mean", prod, []int{0}, false, nil, 2)
+		m, err := ops.Reduce(fn, prod, []int{0}, false, nil, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
-	outs := []*plan.Array{mean(u, u), mean(v, v), mean(u, v)}
+	outs := []*plan.Array{reduce("mean", u, u), reduce("max", v, v), reduce("min", u, v)}
 	p, err := plan.Build(outs)
 	if err != nil {
 		t.Fatal(err)
@@ -90,12 +92,13 @@ func TestReadSharingGroups(t *testing.T) {
 	a, b := seq(n), v2
 	for k, pair := range [][2][]float64{{a, a}, {b, b}, {a, b}} {
 		for j := range 20 {
-			want := 0.0
+			sum, most, least := 0.0, math.Inf(-1), math.Inf(1)
 			for i := range 6 {
-				want += pair[0][i*20+j] * pair[1][i*20+j]
+				x := pair[0][i*20+j] * pair[1][i*20+j]
+				sum, most, least = sum+x, max(most, x), min(least, x)
 			}
-			if !near(got[k][j], want/6) {
-				t.Fatalf("mean %d element %d = %v, want %v", k, j, got[k][j], want/6)
+			if want := []float64{sum / 6, most, least}[k]; !near(got[k][j], want) {
+				t.Fatalf("reduction %d element %d = %v, want %v", k, j, got[k][j], want)
 			}
 		}
 	}

@@ -54,6 +54,9 @@ type TaskKernel struct {
 	// consts holds, per input, the value of a constant virtual input that
 	// the kernel takes as a broadcast block (ConstInput), else nil.
 	consts [][]byte
+	// stack holds, for a kernel stacking reductions (plan.Kernel.Stack),
+	// the kernel of each one alone (plan.Op.StackMember).
+	stack []*TaskKernel
 }
 
 // At returns the kernel for one task's output block and iteration step
@@ -73,6 +76,9 @@ func NewTaskKernel(op *plan.Op) (*TaskKernel, error) {
 			return nil, fmt.Errorf("ops: map kernel of %s needs one expression", op)
 		}
 	case "reduce":
+		if k.Stack > 0 {
+			return newStackKernel(op)
+		}
 		if len(k.Exprs) < 1 || len(k.Exprs) > 2 {
 			return nil, fmt.Errorf("ops: reduce kernel of %s needs one or two expressions", op)
 		}
@@ -236,6 +242,9 @@ func (t *TaskKernel) Step(alloc Allocator, out Block, ins []Block, first bool) e
 		}
 		return evalInto(alloc, k.Exprs[0], out.Shape, leaf, out.Data, plan.StripElems)
 	case "reduce":
+		if t.stack != nil {
+			return t.stackStep(alloc, out, ins, first)
+		}
 		frame := t.frameShape(ins)
 		leaf := func(i int) kernels.Operand { return t.frameView(i, ins[i], frame) }
 		if rk, ok := recordKinds[k.Reduce]; ok {
@@ -464,14 +473,15 @@ func (t *TaskKernel) Finish(alloc Allocator, out Block) error {
 	if rk, ok := recordKinds[k.Reduce]; ok && k.Core == "reduce" && !k.RecordOut {
 		return t.recordFinish(rk, out)
 	}
-	if k.Core != "reduce" || len(k.Exprs) < 2 {
+	post := k.Post()
+	if post == nil {
 		return nil
 	}
 	tmp := alloc.Allocate(len(out.Data))
 	defer alloc.Free(tmp)
 	copy(tmp, out.Data)
 	leaf := func(int) kernels.Operand { return kernels.Contiguous(out.DType, tmp, out.Shape) }
-	return evalInto(alloc, k.Exprs[1], out.Shape, leaf, out.Data, plan.StripElems)
+	return evalInto(alloc, post, out.Shape, leaf, out.Data, plan.StripElems)
 }
 
 // outView views input region b of input i in the output's dimensions:
@@ -866,4 +876,48 @@ func readsInput(e *plan.Expr, i int) bool {
 		}
 	}
 	return false
+}
+
+// newStackKernel returns the kernel of an op stacking K reductions
+// (plan.Kernel.Stack): the output's leading dimension, of extent K in one
+// chunk, holds them, and each step folds every operand into its slice.
+func newStackKernel(op *plan.Op) (*TaskKernel, error) {
+	k := op.Kernel
+	if len(k.Exprs) != k.Stack && len(k.Exprs) != k.Stack+1 {
+		return nil, fmt.Errorf("ops: reduce kernel of %s stacks %d reductions but has %d expressions", op, k.Stack, len(k.Exprs))
+	}
+	if _, ok := recordKinds[k.Reduce]; ok || k.RecordIn || k.RecordOut {
+		return nil, fmt.Errorf("ops: reduce kernel of %s stacks record reductions (%s)", op, k.Reduce)
+	}
+	if out := op.Output; out.NDim() < 1 || out.Shape[0] != k.Stack || len(out.Chunks[0]) != 1 {
+		return nil, fmt.Errorf("ops: reduce kernel of %s stacks %d reductions into an output of shape %v and chunks %v (want a leading dimension of %d in one chunk)",
+			op, k.Stack, out.Shape, out.Chunks, k.Stack)
+	}
+	t := &TaskKernel{op: op, readAhead: op.ReadAheadDepth(), prefetch: op.PrefetchDepth()}
+	for m := range k.Stack {
+		// Constant inputs are filled for the stack as a whole (consts nil).
+		t.stack = append(t.stack, &TaskKernel{op: op.StackMember(m)})
+	}
+	return t, nil
+}
+
+// stackStep folds each stacked reduction's operand over this step's
+// regions into its slice of out.
+func (t *TaskKernel) stackStep(alloc Allocator, out Block, ins []Block, first bool) error {
+	n := len(out.Data) / len(t.stack)
+	for m, s := range t.stack {
+		sub := *s
+		sub.helpers, sub.step = t.helpers, t.step
+		if len(t.block) > 0 {
+			sub.block = t.block[1:]
+		}
+		b := Block{DType: out.DType, Shape: out.Shape[1:], Data: out.Data[m*n : (m+1)*n]}
+		if len(out.Origin) > 0 {
+			b.Origin = out.Origin[1:]
+		}
+		if err := sub.Step(alloc, b, ins, first); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -67,6 +67,9 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 			p.Ops = append(p.Ops, o)
 		}
 	}
+	if !bounds.SingleInput {
+		p.mergeSiblings(bounds)
+	}
 }
 
 func isMap(op *Op) bool {

@@ -291,11 +291,21 @@ func projectedBase(op *Op) int64 {
 			total += int64(e.Temporaries()) * min(taskElems, StripElems) * elem
 		}
 	default:
+		// A stacked reduction evaluates its operands one after another:
+		// the largest counts, as one operand would.
+		operands := max(op.Kernel.Stack, 1)
+		var most int64
 		for i, e := range op.Kernel.Exprs {
-			if e.Op != "input" && !(i == 0 && op.Kernel.Core == "reduce" && FoldsCast(op.Kernel.Reduce, e)) {
-				total += int64(1+e.Temporaries()) * maxRegion / int64(minInputSize(op)) * elem
+			if e.Op != "input" && !(i < operands && op.Kernel.Core == "reduce" && FoldsCast(op.Kernel.Reduce, e)) {
+				cost := int64(1+e.Temporaries()) * maxRegion / int64(minInputSize(op)) * elem
+				if i < operands {
+					most = max(most, cost)
+				} else {
+					total += cost
+				}
 			}
 		}
+		total += most
 		// The reduction of one step before it is combined into the output.
 		total += outBytes
 	}

@@ -237,6 +237,43 @@ type Kernel struct {
 	PyFunc []byte
 	PyKey  string
 	PyMeta string
+
+	// Stack, for "reduce", is the number K > 0 of reductions one task
+	// computes side by side over the same steps (sibling reductions of
+	// shared inputs merged by Fuse, so each input block is read once):
+	// Exprs[0..K-1] are the folded operands, the optional Exprs[K] is
+	// applied to the whole folded block at the end, and the output has a
+	// leading dimension of extent K, in one chunk, whose element k holds
+	// reduction k. Input maps' OutDim count that leading dimension.
+	Stack int
+}
+
+// Post returns a reduce kernel's final expression (mean's division; input
+// 0 is the folded block), or nil when it has none.
+func (k *Kernel) Post() *Expr {
+	i := max(k.Stack, 1)
+	if k.Core != "reduce" || len(k.Exprs) <= i {
+		return nil
+	}
+	return k.Exprs[i]
+}
+
+// StackMember returns, for an op whose kernel stacks K reductions, the op
+// computing reduction k alone over the same inputs: its output drops the
+// leading dimension (the array is a stand-in with no node of its own) and
+// its input maps' OutDim follow. Its kernel has no final expression (the
+// stacked op applies it to the whole block).
+func (op *Op) StackMember(k int) *Op {
+	out := op.Output
+	member := &Array{ID: out.ID, Name: out.Name, Shape: out.Shape[1:], DType: out.DType, Chunks: out.Chunks[1:], Spec: out.Spec}
+	inputs := make([]Input, len(op.Inputs))
+	for i, in := range op.Inputs {
+		inputs[i] = Input{Array: in.Array, Dims: shiftOutDims(in.Dims, -1)}
+	}
+	kernel := op.Kernel
+	kernel.Stack = 0
+	kernel.Exprs = []*Expr{op.Kernel.Exprs[k]}
+	return &Op{ID: op.ID, Name: op.Name, Func: op.Func, Kind: op.Kind, Inputs: inputs, Output: member, Kernel: kernel, ExtraMem: op.ExtraMem}
 }
 
 // Expr is an elementwise expression over an op's inputs.

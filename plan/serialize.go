@@ -77,6 +77,7 @@ type kernelJSON struct {
 	RecordIn   bool        `json:"record_in,omitempty"`
 	RecordOut  bool        `json:"record_out,omitempty"`
 	Correction float64     `json:"correction,omitempty"`
+	Stack      int         `json:"stack,omitempty"`
 	Fill       scalarJSON  `json:"fill"`
 	Descending bool        `json:"descending,omitempty"`
 	Transposed []bool      `json:"transposed,omitempty"`
@@ -207,7 +208,7 @@ func toGraph(outputs []*Array) (*graphJSON, error) {
 			if !ok {
 				oj := opJSON{Name: op.Name, Func: op.Func, Kind: op.Kind, ExtraMem: op.ExtraMem, TaskBlocks: op.TaskBlocks, Mirror: op.Mirror,
 					Kernel: kernelJSON{Core: op.Kernel.Core, Reduce: op.Kernel.Reduce, Axes: op.Kernel.Axes, FrameNDim: op.Kernel.FrameNDim,
-						RecordIn: op.Kernel.RecordIn, RecordOut: op.Kernel.RecordOut, Correction: op.Kernel.Correction,
+						RecordIn: op.Kernel.RecordIn, RecordOut: op.Kernel.RecordOut, Correction: op.Kernel.Correction, Stack: op.Kernel.Stack,
 						Fill: toScalarJSON(op.Kernel.Fill), Descending: op.Kernel.Descending, Transposed: op.Kernel.Transposed, Indices: op.Kernel.Indices,
 						PyFunc: op.Kernel.PyFunc, PyKey: op.Kernel.PyKey, PyMeta: op.Kernel.PyMeta}}
 				for _, e := range op.Kernel.Exprs {
@@ -270,7 +271,7 @@ func Unmarshal(b []byte) ([]*Array, error) {
 			if op == nil {
 				oj := g.Ops[aj.Op]
 				k := Kernel{Core: oj.Kernel.Core, Reduce: oj.Kernel.Reduce, Axes: oj.Kernel.Axes, FrameNDim: oj.Kernel.FrameNDim,
-					RecordIn: oj.Kernel.RecordIn, RecordOut: oj.Kernel.RecordOut, Correction: oj.Kernel.Correction,
+					RecordIn: oj.Kernel.RecordIn, RecordOut: oj.Kernel.RecordOut, Correction: oj.Kernel.Correction, Stack: oj.Kernel.Stack,
 					Fill: oj.Kernel.Fill.scalar(), Descending: oj.Kernel.Descending, Transposed: oj.Kernel.Transposed, Indices: oj.Kernel.Indices,
 					PyFunc: oj.Kernel.PyFunc, PyKey: oj.Kernel.PyKey, PyMeta: oj.Kernel.PyMeta}
 				if k.PyKey != "" && k.PyKey != PyKeyOf(k.PyFunc) {

@@ -68,10 +68,17 @@ def test_results_equal_in_process(executor, work, tmp_path):
     # A product with its own transpose runs the tasks above the diagonal
     # only, each writing two blocks (plan.Op.Mirror).
     x = cubego.asarray(np.arange(60.0).reshape(10, 6) % 7, chunks=(3, 4), spec=spec)
-    got, _, sym = cubego.compute(s, stored, x @ x.T, executor=executor)
+    # Sibling reductions of x run as one op stacking both (plan.Kernel.Stack).
+    sx, mx = cubego.sum(x * x, axis=0, split_every=2), cubego.max(x - 1, axis=0, split_every=2)
+    qx = cubego.sum(x * 3, axis=0, split_every=2)
+    assert any("+" in op.name for op in cubego.plan(sx, qx).ops)
+    got, _, sym, gs, gm, gq = cubego.compute(s, stored, x @ x.T, sx, mx, qx, executor=executor)
     np.testing.assert_allclose(got, want)
     xn = np.arange(60.0).reshape(10, 6) % 7
     np.testing.assert_allclose(sym, xn @ xn.T)
+    np.testing.assert_allclose(gs, (xn * xn).sum(axis=0))
+    np.testing.assert_allclose(gm, (xn - 1).max(axis=0))
+    np.testing.assert_allclose(gq, (xn * 3).sum(axis=0))
     import zarr
 
     np.testing.assert_allclose(
