@@ -139,3 +139,38 @@ func TestStackedPlanSurvivesSerialization(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestReductionsOfStackedResultsAreRight(t *testing.T) {
+	// r1 and r2 are siblings over m1 and m2, which are themselves stacked:
+	// their readers read slices of the stacked output, and are not stacked
+	// again from the inputs they had before.
+	spec := testSpec(t)
+	u := literal(t, spec, []int{8, 6}, []any{8, 3}, seq(48))
+	v := literal(t, spec, []int{8, 6}, []any{8, 3}, seq(48))
+	prod := func(fn string, a, b *plan.Array) *plan.Array {
+		r, err := ops.Elemwise(fn, ops.Operand{Array: a}, ops.Operand{Array: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	sum := func(a *plan.Array) *plan.Array {
+		r, err := ops.Reduce("sum", a, []int{0}, false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	m1, m2 := sum(prod("multiply", u, u)), sum(prod("multiply", u, v))
+	outs := []*plan.Array{sum(prod("add", m1, m2)), sum(prod("multiply", m1, m2))}
+	want := compute(t, Options{}, outs...)
+	if stacked, _ := stackedOps(t, outs); len(stacked) != 1 || stacked[0].Kernel.Stack != 2 {
+		t.Fatalf("want m1 and m2 stacked, got %v", stacked)
+	}
+	got, _ := computeFused(t, outs...)
+	for k := range outs {
+		if got[k][0] != want[k][0] {
+			t.Fatalf("reduction %d: stacked %v, alone %v", k, got[k][0], want[k][0])
+		}
+	}
+}

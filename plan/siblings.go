@@ -136,8 +136,20 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 	}
 	merged := map[int][]int{} // position of a group's first member → members' positions
 	taken := map[int]bool{}
+	// Outputs of grouped ops: their readers are rewritten to read slices of
+	// a stacked output, so none of them joins a group of its own (it would
+	// be stacked from the inputs it had before).
+	stackedOut := map[*Array]bool{}
+	readsStacked := func(op *Op) bool {
+		for _, a := range op.InputArrays() {
+			if stackedOut[a] {
+				return true
+			}
+		}
+		return false
+	}
 	for i, o := range p.Ops {
-		if taken[i] || !stackable(o.Op, bounds) {
+		if taken[i] || !stackable(o.Op, bounds) || readsStacked(o.Op) {
 			continue
 		}
 		group := []int{i}
@@ -149,7 +161,7 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 			grew = false
 			for j := i + 1; j < len(p.Ops); j++ {
 				c := p.Ops[j].Op
-				if taken[j] || slices.Contains(group, j) || !stackable(c, bounds) || !siblings(o.Op, c) || readyBy(c) > i {
+				if taken[j] || slices.Contains(group, j) || !stackable(c, bounds) || readsStacked(c) || !siblings(o.Op, c) || readyBy(c) > i {
 					continue
 				}
 				common := false
@@ -179,6 +191,7 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 		slices.Sort(group)
 		for _, g := range group {
 			taken[g] = true
+			stackedOut[p.Ops[g].Op.Output] = true
 		}
 		merged[i] = group
 	}
