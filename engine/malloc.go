@@ -21,5 +21,39 @@ func init() {
 
 // newCAllocator returns Arrow's allocator on C malloc, the memory of every
 // chunk buffer. It is the engine's one need for cgo (nocgo.go says so when
-// cgo is off).
-func newCAllocator() memory.Allocator { return mallocator.NewMallocator() }
+// cgo is off). Buffers of pageAlignedBytes or more start on a page, as a
+// direct read needs (zarr.DirectReader: the file system's alignment is at
+// most a page), for the 4 KiB more each costs; smaller ones keep Arrow's
+// 64-byte alignment.
+func newCAllocator() memory.Allocator {
+	return &splitAllocator{small: mallocator.NewMallocator(), large: mallocator.NewMallocatorWithAlignment(4096)}
+}
+
+// pageAlignedBytes is the smallest buffer newCAllocator aligns to a page.
+const pageAlignedBytes = 1 << 20
+
+// splitAllocator allocates buffers of pageAlignedBytes or more from large
+// and the others from small; a buffer goes back to the allocator its
+// capacity says it came from (both give capacity = size).
+type splitAllocator struct{ small, large memory.Allocator }
+
+func (a *splitAllocator) pick(size int) memory.Allocator {
+	if size >= pageAlignedBytes {
+		return a.large
+	}
+	return a.small
+}
+
+func (a *splitAllocator) Allocate(size int) []byte { return a.pick(size).Allocate(size) }
+
+func (a *splitAllocator) Free(b []byte) { a.pick(cap(b)).Free(b) }
+
+func (a *splitAllocator) Reallocate(size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := a.Allocate(size)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}

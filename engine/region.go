@@ -8,6 +8,7 @@ import (
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
 	"github.com/cubego/cubego/zarr"
+	"golang.org/x/sync/errgroup"
 )
 
 // readRegion fills dst[:region bytes] (C order, the region's shape) with
@@ -48,7 +49,7 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 			coords[d] = pieces[d][0].block
 		}
 		buf := dst[:chunkBytes]
-		if err := z.ReadChunk(ctx, coords, buf); err != nil {
+		if err := j.readChunk(ctx, z, a, coords, buf); err != nil {
 			return err
 		}
 		// Compact the block to the region's C order. Every destination
@@ -68,6 +69,9 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 		unitSteps = unitSteps && r.Step[d] == 1
 	}
 	boxAt := make([]int, n)
+	// Whole chunks read directly (j.direct) go straight into their slab of
+	// dst, concurrently with the other reads of the region.
+	var direct errgroup.Group
 	for {
 		srcOff, dstOff := 0, 0
 		for d := range n {
@@ -78,19 +82,27 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 			srcOff += (first - offs[d][p.block]) * chunkStrides[d]
 			dstOff += p.lo * dstStrides[d]
 		}
+		read := false
+		if j.direct[a] && unitSteps && wholeChunk(pieces, idx, chunkShape) && slabOf(count, r.Count) {
+			slab := dst[dstOff*elem : dstOff*elem+chunkBytes]
+			c := slices.Clone(coords)
+			direct.Go(func() error { return j.readChunk(ctx, z, a, c, slab) })
+			read = true
+		}
 		// A piece that is not the whole chunk reads just its bytes when the
 		// chunk is stored raw (W6's a[1:, 1:]: three of the four chunks
 		// under a block give it one row, one column, one element).
-		read := false
-		if unitSteps && !wholeChunk(pieces, idx, chunkShape) {
+		if !read && unitSteps && !wholeChunk(pieces, idx, chunkShape) {
 			var err error
 			read, err = z.ReadChunkBox(ctx, coords, boxStart(r, pieces, idx, offs, boxAt), count, dst, dstOff, dstStrides, scratch)
 			if err != nil {
+				_ = direct.Wait() // nothing may still write into dst
 				return err
 			}
 		}
 		if !read {
 			if err := z.ReadChunk(ctx, coords, scratch); err != nil {
+				_ = direct.Wait() // nothing may still write into dst
 				return err
 			}
 			ops.StridedCopy(elem, count, dst, dstOff, dstStrides, scratch, srcOff, srcStrides)
@@ -104,10 +116,42 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 			idx[d] = 0
 		}
 		if d < 0 {
-			return nil
+			return direct.Wait()
 		}
 	}
 }
+
+// slabOf reports whether a block of extents count is one contiguous run
+// of a C-ordered region of extents region: it spans the region along
+// every dimension but the first.
+func slabOf(count, region []int) bool {
+	for d := 1; d < len(count); d++ {
+		if count[d] != region[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// readChunk reads the stored chunk at coords of a (opened as z) into dst,
+// ChunkBytes bytes: directly, bypassing the page cache, when a is read so
+// (j.direct) and the store can (zarr.Array.ReadChunkDirect), else as
+// usual.
+func (j *job) readChunk(ctx context.Context, z *zarr.Array, a *plan.Array, coords []int, dst []byte) error {
+	if j.direct[a] {
+		if ok, err := z.ReadChunkDirect(ctx, coords, dst); ok || err != nil {
+			if directHook != nil && ok {
+				directHook(a)
+			}
+			return err
+		}
+	}
+	return z.ReadChunk(ctx, coords, dst)
+}
+
+// directHook, when set (by tests), is called with the array of each chunk
+// read directly, from the reading goroutines.
+var directHook func(a *plan.Array)
 
 // minMapBytes is the smallest chunk mapRegion maps: below it, copying the
 // chunk out of the page cache costs less than mapping it (a mapping, its
@@ -126,7 +170,7 @@ var minMapBytes = 256 << 10
 // and whole). The returned slice is the whole chunk; the region is its
 // first r.Size() elements.
 func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r plan.Region) ([]byte, bool) {
-	if r.Size() == 0 || a.Virtual() {
+	if r.Size() == 0 || a.Virtual() || j.direct[a] {
 		return nil, false
 	}
 	z, err := j.storage.array(ctx, a)
@@ -231,7 +275,7 @@ func boxStart(r plan.Region, pieces [][]piece, idx []int, offs [][]int, at []int
 // on a store that cannot prefetch it does nothing. Errors are dropped: the
 // read reports them.
 func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) {
-	if r.Size() == 0 || a.Virtual() {
+	if r.Size() == 0 || a.Virtual() || j.direct[a] {
 		return
 	}
 	z, err := j.storage.array(ctx, a)

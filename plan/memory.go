@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // BufferCopies are the extra copies of a chunk that reading or writing it
 // through Zarr may hold at once (the encoded bytes beside the decoded
@@ -392,6 +395,43 @@ func (op *Op) InputAligned(i int) bool {
 			if m.Step != 1 || m.Start != 0 || !equalInts(in.Array.Chunks[d], op.Output.Chunks[m.OutDim]) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// ReadsWholeChunks reports whether every region of input i that a task
+// reads is made of whole chunks of the input array, each read once per
+// task: folded blocks on a grid whose boundaries are chunk boundaries,
+// whole dimensions, or the output's own chunks. A stored array read only
+// this way, by one op, is read once in all.
+func (op *Op) ReadsWholeChunks(i int) bool {
+	in := op.Inputs[i]
+	for d, m := range in.Dims {
+		chunks := in.Array.Chunks[d]
+		switch m.Kind {
+		case Blocks:
+			if m.Grid != nil {
+				off := in.Array.ChunkOffsets(d)
+				for _, g := range m.Grid {
+					if _, found := slices.BinarySearch(off, g); !found {
+						return false
+					}
+				}
+			}
+		case Full:
+		case Affine:
+			if m.Step == 0 {
+				if in.Array.Shape[d] != 1 {
+					return false
+				}
+				continue
+			}
+			if m.Step != 1 || m.Start != 0 || !equalInts(chunks, op.Output.Chunks[m.OutDim]) {
+				return false
+			}
+		default:
+			return false
 		}
 	}
 	return true

@@ -51,6 +51,18 @@ type Mapper interface {
 	Map(ctx context.Context, key string) (data []byte, unmap func(), err error)
 }
 
+// DirectReader is implemented by stores that can read a value into a
+// buffer bypassing the operating system's page cache (O_DIRECT on a local
+// file): for data read once and larger than the cache, which would only
+// evict other pages, this saves the copy out of the cache and the work of
+// filling and reclaiming it. GetDirect reads the whole value under key
+// into dst, which must be its exact size; it declines (false, nil) where
+// it cannot (a missing key, another size, a file system or buffer
+// alignment that does not allow it), and the caller then reads as usual.
+type DirectReader interface {
+	GetDirect(ctx context.Context, key string, dst []byte) (bool, error)
+}
+
 // Lister is implemented by stores that can enumerate their keys.
 type Lister interface {
 	// List returns the keys that start with prefix, sorted. The prefix is a

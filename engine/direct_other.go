@@ -1,0 +1,6 @@
+//go:build !linux
+
+package engine
+
+// physicalMemory returns 0 (unknown) off Linux, where no read is direct.
+var physicalMemory = func() int64 { return 0 }

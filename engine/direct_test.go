@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"math"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cubego/cubego/ops"
+	"github.com/cubego/cubego/plan"
+)
+
+// withMemory makes directReads see a machine of mem bytes.
+func withMemory(t *testing.T, mem int64) {
+	saved := physicalMemory
+	physicalMemory = func() int64 { return mem }
+	t.Cleanup(func() { physicalMemory = saved })
+}
+
+// countDirect counts the chunks read directly, per array.
+func countDirect(t *testing.T) map[*plan.Array]*atomic.Int64 {
+	counts := map[*plan.Array]*atomic.Int64{}
+	saved := directHook
+	directHook = func(a *plan.Array) {
+		if c := counts[a]; c != nil {
+			c.Add(1)
+		}
+	}
+	t.Cleanup(func() { directHook = saved })
+	return counts
+}
+
+// Stored arrays read once, in whole chunks, by a plan whose stored inputs
+// exceed the machine's memory are read with O_DIRECT, every chunk of them,
+// with the results of reading through the page cache; arrays read twice or
+// in parts of chunks, and any plan whose inputs fit in memory, are not.
+func TestDirectReads(t *testing.T) {
+	spec := testSpec(t)
+	dir := t.TempDir()
+	vals := func(seed float64) []float64 {
+		v := make([]float64, 64*16384)
+		for i := range v {
+			v[i] = math.Sin(seed * float64(i+1))
+		}
+		return v
+	}
+	// Chunks of 8 x 16384 float64: 1 MiB, in buffers the allocator aligns
+	// to a page (smaller ones are read through the page cache).
+	u := storedArray(t, spec, dir, "u", []int{64, 16384}, []any{8, 16384}, vals(1))
+	v := storedArray(t, spec, dir, "v", []int{64, 16384}, []any{8, 16384}, vals(2))
+	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, vals(3))
+	mul := func(a, b *plan.Array) *plan.Array {
+		r, _ := ops.Elemwise("multiply", ops.Operand{Array: a}, ops.Operand{Array: b})
+		return r
+	}
+	mean := func(a *plan.Array, split int) *plan.Array {
+		r, err := ops.Reduce("mean", a, []int{0}, false, nil, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// u and v: three means stacked into one op, each chunk read once, a
+	// step folding 4 chunks. x: read by two ops (its mean, then x - mean).
+	xm := mean(x, 0)
+	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: xm})
+	dsum, _ := ops.Reduce("sum", d, nil, false, nil, 0)
+	outs := []*plan.Array{mean(mul(u, u), 4), mean(mul(v, v), 4), mean(mul(u, v), 4), dsum}
+	want := computeFusedValues(t, outs)
+	withMemory(t, 2*u.NBytes()) // u, v and x do not fit
+	counts := countDirect(t)
+	for _, a := range []*plan.Array{u, v, x} {
+		counts[a] = &atomic.Int64{}
+	}
+	got := computeFusedValues(t, outs)
+	for k := range want {
+		for i := range want[k] {
+			if math.Float64bits(got[k][i]) != math.Float64bits(want[k][i]) {
+				t.Fatalf("output %d element %d: %v read directly, %v through the cache", k, i, got[k][i], want[k][i])
+			}
+		}
+	}
+	if nu, nv, nx := counts[u].Load(), counts[v].Load(), counts[x].Load(); nu != 8 || nv != 8 || nx != 0 {
+		t.Fatalf("chunks read directly: u %d, v %d, x %d; want 8, 8, 0", nu, nv, nx)
+	}
+	// Inputs that fit in memory are read through the page cache.
+	withMemory(t, 4*u.NBytes())
+	counts[u].Store(0)
+	computeFusedValues(t, outs)
+	if n := counts[u].Load(); n != 0 {
+		t.Fatalf("%d chunks of u read directly with the inputs fitting in memory", n)
+	}
+	// A rechunk reading parts of chunks is not direct.
+	withMemory(t, 1)
+	r, err := ops.Rechunk(u, []any{64, 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fuse()
+	if dr := directReads(p); dr[u] {
+		t.Fatal("a rechunk reading parts of u's chunks reads u directly")
+	}
+}
+
+// computeFusedValues runs outs with fusion and returns their values.
+func computeFusedValues(t *testing.T, outs []*plan.Array) [][]float64 {
+	t.Helper()
+	v, _ := computeFused(t, outs...)
+	return v
+}
