@@ -107,16 +107,8 @@ func fuseInto(c, p *Op) *Op {
 	// map of X, for each read of X (C may read X more than once, as in
 	// x*x). Inputs reading the same array through the same maps are one
 	// input, which a task reads once: a*b + a reads a once.
-	var inputs []Input
-	add := func(in Input) int {
-		for j, have := range inputs {
-			if have.Array == in.Array && reflect.DeepEqual(have.Dims, in.Dims) {
-				return j
-			}
-		}
-		inputs = append(inputs, in)
-		return len(inputs) - 1
-	}
+	var inputs inputSet
+	add := inputs.add
 	remap := make([]int, len(c.Inputs))
 	var xReads []int
 	for i, in := range c.Inputs {
@@ -303,4 +295,20 @@ func renumber(e *Expr, leaf func(int) *Expr) *Expr {
 		c.Args[i] = renumber(a, leaf)
 	}
 	return &c
+}
+
+// inputSet is the inputs of an op being assembled from others': inputs
+// reading the same array through the same maps are one input, which a
+// task reads once.
+type inputSet []Input
+
+// add returns the index of in in the set, adding it if it is new.
+func (s *inputSet) add(in Input) int {
+	for j, have := range *s {
+		if have.Array == in.Array && reflect.DeepEqual(have.Dims, in.Dims) {
+			return j
+		}
+	}
+	*s = append(*s, in)
+	return len(*s) - 1
 }

@@ -52,16 +52,8 @@ func siblings(a, b *Op) bool {
 // and folds each member's operand into its slice of a stacked output.
 func stackOps(members []*Op) *Op {
 	first := members[0]
-	var inputs []Input
-	add := func(in Input) int {
-		for j, have := range inputs {
-			if have.Array == in.Array && reflect.DeepEqual(have.Dims, in.Dims) {
-				return j
-			}
-		}
-		inputs = append(inputs, in)
-		return len(inputs) - 1
-	}
+	var inputs inputSet
+	add := inputs.add
 	k := first.Kernel
 	k.Stack = len(members)
 	k.Exprs = nil
