@@ -31,10 +31,8 @@ func countDirect(t *testing.T) map[*plan.Array]*atomic.Int64 {
 
 // Stored arrays read once, in whole chunks, by a plan whose stored inputs
 // exceed the machine's memory are read with O_DIRECT, every chunk of them,
-// with the results of reading through the page cache; arrays read twice
-// have the part read directly that the cache cannot keep for the second
-// pass; arrays read in parts of chunks, and any plan whose inputs fit in
-// memory, are not.
+// with the results of reading through the page cache; arrays read twice or
+// in parts of chunks, and any plan whose inputs fit in memory, are not.
 func TestDirectReads(t *testing.T) {
 	spec := testSpec(t)
 	dir := t.TempDir()
@@ -81,30 +79,8 @@ func TestDirectReads(t *testing.T) {
 			}
 		}
 	}
-	// With no page cache to speak of, x's two passes read it directly too.
-	if nu, nv, nx := counts[u].Load(), counts[v].Load(), counts[x].Load(); nu != 8 || nv != 8 || nx != 16 {
-		t.Fatalf("chunks read directly: u %d, v %d, x %d; want 8, 8, 16", nu, nv, nx)
-	}
-	// With a cache holding half of x, both passes read directly the half
-	// the first pass reads first: the cache holds the other half for the
-	// second pass.
-	p, err := plan.Build(outs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Fuse()
-	var first *plan.OpInfo
-	for _, o := range p.Ops {
-		if first == nil && len(o.Op.Inputs) > 0 && o.Op.Inputs[0].Array == x {
-			first = o
-		}
-	}
-	for _, rev := range []bool{false, true} {
-		dr := directReads(p, map[*plan.OpInfo]bool{first: rev}, x.NBytes()/2)
-		j := &job{direct: dr}
-		if dr[u] != (span{0, 1}) || j.readsDirect(x, []int{3, 0}) == rev || j.readsDirect(x, []int{4, 0}) != rev {
-			t.Fatalf("first pass reversed %v: spans %v", rev, dr)
-		}
+	if nu, nv, nx := counts[u].Load(), counts[v].Load(), counts[x].Load(); nu != 8 || nv != 8 || nx != 0 {
+		t.Fatalf("chunks read directly: u %d, v %d, x %d; want 8, 8, 0", nu, nv, nx)
 	}
 	// Inputs that fit in memory are read through the page cache.
 	withMemory(t, 4*u.NBytes())
@@ -119,12 +95,12 @@ func TestDirectReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = plan.Build([]*plan.Array{r})
+	p, err := plan.Build([]*plan.Array{r})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Fuse()
-	if _, ok := directReads(p, nil, 0)[u]; ok {
+	if dr := directReads(p); dr[u] {
 		t.Fatal("a rechunk reading parts of u's chunks reads u directly")
 	}
 }

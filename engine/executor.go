@@ -182,9 +182,8 @@ type job struct {
 	// reverse are the ops that run their tasks in reverse block order
 	// (see scanDirections).
 	reverse map[*plan.OpInfo]bool
-	// direct are the chunks of stored arrays read with direct I/O
-	// (directReads, readsDirect).
-	direct map[*plan.Array]span
+	// direct are the stored arrays read with direct I/O (directReads).
+	direct map[*plan.Array]bool
 }
 
 var computeCounter atomic.Int64
@@ -232,7 +231,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		storage.keyed, storage.resume = true, opts.Resume
 	}
 	j := &job{plan: p, opts: opts, storage: storage, alloc: processAllocator, dir: dir,
-		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent}
+		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent, direct: directReads(p)}
 	res := &Result{job: j}
 	st := &res.Stats
 	*st = Stats{ComputeID: j.id, MaxProjectedMem: p.MaxProjectedMem(), AllowedMem: p.Spec.AllowedMem,
@@ -276,7 +275,6 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		groups = readSharingGroups(p, opts.MaxWorkers)
 	}
 	j.reverse = scanDirections(groups, j.cachedAtEnd(ctx, p))
-	j.direct = directReads(p, j.reverse, cacheBytes(opts.ProcessBudget))
 	for _, group := range groups {
 		if err = runStage(ctx, group, run); err != nil {
 			break
@@ -691,7 +689,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 			part *plan.Region // input 0's region; nil: the step's
 		}
 		var units []unit
-		if folded := k.FoldedDims(); folded != nil && !j.anyDirect(op.Inputs[0].Array) {
+		if folded := k.FoldedDims(); folded != nil && !j.direct[op.Inputs[0].Array] {
 			for s := range steps {
 				st := stepAtIn(iter, s)
 				parts := foldParts(op.Inputs[0].Array, op.InputRegion(0, block, st), folded)

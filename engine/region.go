@@ -83,17 +83,10 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 			dstOff += p.lo * dstStrides[d]
 		}
 		read := false
-		if unitSteps && wholeChunk(pieces, idx, chunkShape) && slabOf(count, r.Count) {
-			// The chunk is a contiguous run of dst, laid out alike: read
-			// it there, not through scratch.
+		if j.direct[a] && unitSteps && wholeChunk(pieces, idx, chunkShape) && slabOf(count, r.Count) {
 			slab := dst[dstOff*elem : dstOff*elem+chunkBytes]
-			if j.readsDirect(a, coords) {
-				c := slices.Clone(coords)
-				direct.Go(func() error { return j.readChunk(ctx, z, a, c, slab) })
-			} else if err := z.ReadChunk(ctx, coords, slab); err != nil {
-				_ = direct.Wait() // nothing may still write into dst
-				return err
-			}
+			c := slices.Clone(coords)
+			direct.Go(func() error { return j.readChunk(ctx, z, a, c, slab) })
 			read = true
 		}
 		// A piece that is not the whole chunk reads just its bytes when the
@@ -141,11 +134,11 @@ func slabOf(count, region []int) bool {
 }
 
 // readChunk reads the stored chunk at coords of a (opened as z) into dst,
-// ChunkBytes bytes: directly, bypassing the page cache, when the chunk is
-// read so (j.readsDirect) and the store can (zarr.Array.ReadChunkDirect), else as
+// ChunkBytes bytes: directly, bypassing the page cache, when a is read so
+// (j.direct) and the store can (zarr.Array.ReadChunkDirect), else as
 // usual.
 func (j *job) readChunk(ctx context.Context, z *zarr.Array, a *plan.Array, coords []int, dst []byte) error {
-	if j.readsDirect(a, coords) {
+	if j.direct[a] {
 		if ok, err := z.ReadChunkDirect(ctx, coords, dst); ok || err != nil {
 			if directHook != nil && ok {
 				directHook(a)
@@ -177,7 +170,7 @@ var minMapBytes = 256 << 10
 // and whole). The returned slice is the whole chunk; the region is its
 // first r.Size() elements.
 func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r plan.Region) ([]byte, bool) {
-	if r.Size() == 0 || a.Virtual() {
+	if r.Size() == 0 || a.Virtual() || j.direct[a] {
 		return nil, false
 	}
 	z, err := j.storage.array(ctx, a)
@@ -206,9 +199,6 @@ func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r
 			return nil, false
 		}
 		coords[d] = p[0].block
-	}
-	if j.readsDirect(a, coords) {
-		return nil, false // mapping would read it into the page cache
 	}
 	b, unmap, ok := z.MapChunk(ctx, coords)
 	if !ok {
@@ -285,7 +275,7 @@ func boxStart(r plan.Region, pieces [][]piece, idx []int, offs [][]int, at []int
 // on a store that cannot prefetch it does nothing. Errors are dropped: the
 // read reports them.
 func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) {
-	if r.Size() == 0 || a.Virtual() {
+	if r.Size() == 0 || a.Virtual() || j.direct[a] {
 		return
 	}
 	z, err := j.storage.array(ctx, a)
@@ -317,13 +307,10 @@ func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) 
 			coords[d], count[d] = p.block, p.hi-p.lo+1
 		}
 		// The part of the chunk the read will take (readRegion reads just
-		// that of a raw chunk), else the whole chunk; none of a chunk read
-		// directly, which the cache would only hold twice.
-		switch {
-		case j.readsDirect(a, coords):
-		case unitSteps:
+		// that of a raw chunk), else the whole chunk.
+		if unitSteps {
 			z.PrefetchChunkBox(ctx, coords, boxStart(r, pieces, idx, offs, at), count)
-		default:
+		} else {
 			z.PrefetchChunk(ctx, coords)
 		}
 		d := n - 1
