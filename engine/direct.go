@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 
 	"github.com/cubego/cubego/plan"
@@ -11,6 +12,18 @@ import (
 // whole chunks directly whatever the sizes, anything else (or unset)
 // decides by size as directReads says.
 var directSetting = os.Getenv("CUBEGO_DIRECT_READS")
+
+// directReadable returns direct less the arrays whose chunks cannot be
+// read directly (compressed, or on a store without direct reads): those
+// keep the page cache's prefetch, mapping and folds in parts.
+func (j *job) directReadable(ctx context.Context, direct map[*plan.Array]bool) map[*plan.Array]bool {
+	for a := range direct {
+		if z, err := j.storage.array(ctx, a); err != nil || !z.CanReadDirect() {
+			delete(direct, a)
+		}
+	}
+	return direct
+}
 
 // directReads returns the stored source arrays of p whose whole chunks are
 // read with direct I/O (zarr.Array.ReadChunkDirect) instead of through the

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"math"
 	"sync/atomic"
 	"testing"
 
 	"github.com/cubego/cubego/ops"
 	"github.com/cubego/cubego/plan"
+	"github.com/cubego/cubego/zarr"
 )
 
 // withMemory makes directReads see a machine of mem bytes.
@@ -89,13 +91,36 @@ func TestDirectReads(t *testing.T) {
 	if n := counts[u].Load(); n != 0 {
 		t.Fatalf("%d chunks of u read directly with the inputs fitting in memory", n)
 	}
-	// A rechunk reading parts of chunks is not direct.
 	withMemory(t, 1)
+	// A compressed array is read through the page cache (with its
+	// prefetch and folds in parts) even where the plan would read it
+	// directly.
+	zx := literal(t, testSpec(t), []int{64, 16384}, []any{8, 16384}, vals(4))
+	zout, err := ops.ToZarr(zx, plan.ZarrRef{Store: dir, Path: "z", Compressors: []zarr.Codec{zarr.ZstdCodec(1, false)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compute(t, Options{}, zout)
+	z, err := ops.FromZarr(context.Background(), dir, "z", nil, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zmean := mean(z, 4)
+	p, err := plan.Build([]*plan.Array{zmean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fuse()
+	j := &job{plan: p, storage: newStorage(t.TempDir())}
+	if !directReads(p)[z] || j.directReadable(context.Background(), directReads(p))[z] {
+		t.Fatal("a compressed array read once is planned direct but must be read through the page cache")
+	}
+	// A rechunk reading parts of chunks is not direct.
 	r, err := ops.Rechunk(u, []any{64, 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.Build([]*plan.Array{r})
+	p, err = plan.Build([]*plan.Array{r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -231,7 +231,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		storage.keyed, storage.resume = true, opts.Resume
 	}
 	j := &job{plan: p, opts: opts, storage: storage, alloc: processAllocator, dir: dir,
-		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent, direct: directReads(p)}
+		id: newComputeID(start), mem: semaphore.NewWeighted(opts.ProcessBudget), emit: onEvent}
 	res := &Result{job: j}
 	st := &res.Stats
 	*st = Stats{ComputeID: j.id, MaxProjectedMem: p.MaxProjectedMem(), AllowedMem: p.Spec.AllowedMem,
@@ -275,6 +275,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		groups = readSharingGroups(p, opts.MaxWorkers)
 	}
 	j.reverse = scanDirections(groups, j.cachedAtEnd(ctx, p))
+	j.direct = j.directReadable(ctx, directReads(p))
 	for _, group := range groups {
 		if err = runStage(ctx, group, run); err != nil {
 			break

@@ -210,7 +210,8 @@ func RunTasks(ctx context.Context, p *plan.Plan, b Batch) (stats []TaskStat, err
 	// next task, as in process, instead of a fresh mmap and its page faults
 	// for every buffer (4x slower on 150 MB chunks).
 	processAllocator.RaisePoolLimit(p.Spec.AllowedMem)
-	j := &job{plan: p, storage: storage, alloc: processAllocator, dir: b.Dir, direct: directReads(p)}
+	j := &job{plan: p, storage: storage, alloc: processAllocator, dir: b.Dir}
+	j.direct = j.directReadable(ctx, directReads(p))
 	for _, in := range op.InputArrays() {
 		if in.Op != nil {
 			if err := storage.attach(ctx, in); err != nil {

@@ -345,18 +345,24 @@ func (a *Array) MapChunk(ctx context.Context, coords []int) (data []byte, unmap 
 	return b, release, true
 }
 
+// CanReadDirect reports whether ReadChunkDirect may read this array's
+// chunks: they are stored raw in the host's byte order in a store that
+// reads directly (a local file store).
+func (a *Array) CanReadDirect() bool {
+	_, ok := a.store.(DirectReader)
+	return ok && a.pipe.passThrough && hostLittleEndian && a.chunkBytes > 0
+}
+
 // ReadChunkDirect reads the stored chunk at coords into dst (ChunkBytes
 // bytes) bypassing the page cache (see DirectReader). It declines (false,
 // nil: read the chunk with ReadChunk instead) unless the chunk is stored
 // raw in the host's byte order, the store reads directly, and the chunk's
 // value exists and holds exactly ChunkBytes bytes.
 func (a *Array) ReadChunkDirect(ctx context.Context, coords []int, dst []byte) (bool, error) {
-	d, ok := a.store.(DirectReader)
-	if !ok || !a.pipe.passThrough || !hostLittleEndian || a.chunkBytes == 0 || len(dst) != a.chunkBytes ||
-		a.checkChunk(coords, a.chunkBytes, "buffer") != nil {
+	if !a.CanReadDirect() || len(dst) != a.chunkBytes || a.checkChunk(coords, a.chunkBytes, "buffer") != nil {
 		return false, nil
 	}
-	return d.GetDirect(ctx, a.ChunkKey(coords), dst)
+	return a.store.(DirectReader).GetDirect(ctx, a.ChunkKey(coords), dst)
 }
 
 // hostLittleEndian reports whether the host stores elements
