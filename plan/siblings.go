@@ -126,7 +126,12 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 		}
 		return at
 	}
-	merged := map[int][]int{} // position of a group's first member → members' positions
+	// A group's stacked op and its members, by the first member's position.
+	type stack struct {
+		op      *Op
+		members []*Op
+	}
+	merged := map[int]stack{}
 	taken := map[int]bool{}
 	// Outputs of grouped ops: their readers are rewritten to read slices of
 	// a stacked output, so none of them joins a group of its own (it would
@@ -145,6 +150,7 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 			continue
 		}
 		group := []int{i}
+		var stacked stack
 		shared := map[*Array]bool{}
 		for _, a := range o.Op.InputArrays() {
 			shared[a] = true
@@ -167,25 +173,25 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 				for _, g := range append(group, j) {
 					ops = append(ops, p.Ops[g].Op)
 				}
-				if s := stackOps(ops); ProjectedMem(s) > p.Spec.AllowedMem || !bounds.allows(s) {
+				s := stackOps(ops)
+				if ProjectedMem(s) > p.Spec.AllowedMem || !bounds.allows(s) {
 					continue
 				}
-				group = append(group, j)
+				group, stacked = append(group, j), stack{s, ops}
 				for _, a := range c.InputArrays() {
 					shared[a] = true
 				}
 				grew = true
 			}
 		}
-		if len(group) < 2 {
+		if stacked.op == nil {
 			continue
 		}
-		slices.Sort(group)
 		for _, g := range group {
 			taken[g] = true
 			stackedOut[p.Ops[g].Op.Output] = true
 		}
-		merged[i] = group
+		merged[i] = stacked
 	}
 	if len(merged) == 0 {
 		return
@@ -193,32 +199,25 @@ func (p *Plan) mergeSiblings(bounds FuseOptions) {
 	// Readers of a member's output read its slice of the stacked output.
 	slice := map[*Array]Input{}
 	var ops []*OpInfo
-	var unstack []*OpInfo
 	for i, o := range p.Ops {
-		if group, ok := merged[i]; ok {
-			members := make([]*Op, len(group))
-			for m, g := range group {
-				members[m] = p.Ops[g].Op
-			}
-			s := stackOps(members)
+		if st, ok := merged[i]; ok {
+			s := st.op
 			ops = append(ops, &OpInfo{Op: s, NumTasks: s.NumTasks(), ProjectedMem: ProjectedMem(s)})
-			for m, op := range members {
-				out := op.Output
+			for m, member := range st.members {
+				out := member.Output
 				slice[out] = Input{Array: s.Output, Dims: []DimMap{{Kind: Const, Index: m}}}
 				if outputs[out] || out.Target != nil {
-					u := unstackOp(s, m, out, op.Name)
-					unstack = append(unstack, &OpInfo{Op: u, NumTasks: u.NumTasks(), ProjectedMem: ProjectedMem(u)})
+					u := unstackOp(s, m, out, member.Name)
+					ops = append(ops, &OpInfo{Op: u, NumTasks: u.NumTasks(), ProjectedMem: ProjectedMem(u)})
 				}
 			}
-			ops = append(ops, unstack...)
-			unstack = unstack[:0]
 			continue
 		}
 		if taken[i] {
 			continue
 		}
 		op := o.Op
-		if reads := readsAny(op, slice); reads {
+		if readsAny(op, slice) {
 			c := *op
 			c.Inputs = make([]Input, len(op.Inputs))
 			for j, in := range op.Inputs {
