@@ -14,14 +14,19 @@ func TestRSSReadings(t *testing.T) {
 	if cur <= 0 || peak < cur/2 {
 		t.Fatalf("RSS %d, peak %d", cur, peak)
 	}
-	// Touch 64 MB of C memory: the peak follows.
+	// Touch 64 MB of C memory: the peak follows. The Go runtime may hand
+	// heap back to the kernel meanwhile (the scavenger; more so under
+	// -race), so the peak is checked against the resident size measured
+	// while the 64 MB are held, not against the reading before them: a
+	// stale cached reading is below it.
 	a := NewAllocator()
 	b := a.Allocate(64 << 20)
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 1
 	}
-	if p := peakRSS(); p < peak+60<<20 {
-		t.Errorf("peak %d after touching 64 MB, was %d", p, peak)
+	held := currentRSS()
+	if p := peakRSS(); p < held-1<<20 || p < 64<<20 {
+		t.Errorf("peak %d after touching 64 MB, resident %d (peak before %d)", p, held, peak)
 	}
 	a.Free(b)
 	// A reset is seen at once, though the peak was read since.
