@@ -649,6 +649,11 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if op.MirroredTask(block) {
 		return 0, nil // the task of the transposed block writes this one
 	}
+	// A chunk the task reads in parts, and prefetches part by part, is
+	// opened once (zarr.WithOpenFiles). Deferred before the wait for the
+	// task's reading goroutines, the files are closed after it.
+	ctx, closeFiles := zarr.WithOpenFiles(ctx)
+	defer closeFiles()
 	out := op.Output
 	z, err := j.storage.array(ctx, out)
 	if err != nil {

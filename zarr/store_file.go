@@ -188,11 +188,11 @@ func (s *fileStore) GetRange(ctx context.Context, key string, offset, length int
 // positioned read (preadv) per run of ranges that follow each other in
 // the file.
 func (s *fileStore) GetRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) error {
-	f, size, err := s.open(ctx, "get ranges of", key)
+	f, size, done, err := s.openShared(ctx, "get ranges of", key)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer done()
 	for i, off := range offsets {
 		if off < 0 || off+int64(len(dsts[i])) > size {
 			return fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
@@ -239,6 +239,7 @@ func (s *fileStore) Set(ctx context.Context, key string, value []byte) error {
 	if err != nil {
 		return err
 	}
+	forgetOpenFile(ctx, p)
 	dir := filepath.Dir(p)
 	f, err := os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -272,6 +273,7 @@ func (s *fileStore) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	forgetOpenFile(ctx, p)
 	info, err := os.Lstat(p)
 	if err != nil || info.IsDir() {
 		return nil // missing, or a directory of other keys: no value here

@@ -184,3 +184,64 @@ func TestChunkResidentReportsThePageCache(t *testing.T) {
 		t.Fatalf("dropped chunk: resident %v, %v; want 0, true", f, ok)
 	}
 }
+
+// allCached tells a range whose pages are all in the page cache (which a
+// prefetch skips) from one with pages out of it, and a prefetch of a range
+// with pages out still reads them.
+func TestAllCachedGatesPrefetch(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	value := make([]byte, 32<<20)
+	for i := range value {
+		value[i] = byte(i * 13)
+	}
+	if err := s.Set(ctx, "v", value); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "v")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(value, 0); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Cachestat_t
+	if err := unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Off: 0, Len: 4096}, &st, 0); err != nil {
+		t.Skipf("no cachestat(2) here (%v): prefetches are always advised", err)
+	}
+	n := int64(len(value))
+	if !allCached(f, 0, n) || !allCached(f, 12345, 1<<20) {
+		t.Fatal("a file just read is not reported in the page cache")
+	}
+	_ = f.Sync()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	if in, _ := resident(t, p); in > 0 {
+		t.Skipf("%d pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)", in)
+	}
+	// The first MiB read back; the end of the file is beyond any readahead.
+	if _, err := f.ReadAt(value[:1<<20], 0); err != nil {
+		t.Fatal(err)
+	}
+	if !allCached(f, 0, 1<<20) || !allCached(f, 100, 1000) {
+		t.Fatal("the range read back is not reported cached")
+	}
+	if allCached(f, 0, n) || allCached(f, n-4096, 4096) || allCached(f, n-10, 10) {
+		t.Fatal("a range with pages out of the page cache is reported cached")
+	}
+	if err := s.PrefetchRange(ctx, "v", n-(1<<20), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !allCached(f, n-(1<<20), 1<<20) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !allCached(f, n-(1<<20), 1<<20) {
+		t.Fatal("the last MiB was not prefetched")
+	}
+}

@@ -1,0 +1,160 @@
+package zarr
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// maxOpenFiles bounds the files one WithOpenFiles context keeps open: a
+// task's prefetches run ahead of its reads by up to a step, which W4's
+// swap-axes sum gathers from 128 chunks, and the files the prefetches
+// open are then still open for the reads.
+const maxOpenFiles = 128
+
+// WithOpenFiles returns a context under which local file stores keep the
+// files they open for reading byte ranges and for prefetching open, up to
+// maxOpenFiles (the least recently used is closed beyond that), so that
+// reading a chunk in several parts, and prefetching those parts first,
+// opens its file once: opening a file costs some 10 µs (a path walk, two
+// stats), as much as reading 100 kB from the page cache, and a task
+// that folds bands of 128 chunks (W4's swap-axes sum) read and
+// prefetched each of its 512 bands with two opens. Should the process
+// run out of file descriptors, the kept files are closed and the open
+// tried again.
+//
+// A kept file is the one its path named when it was opened: a store
+// writing or deleting the key under the same context forgets it (a later
+// read opens the new file), but a file replaced by another process or
+// under another context is read as it was. So the scope is one task of
+// the engine, which reads only inputs that no task is writing; the
+// returned close, called once nothing reads under the context any more,
+// closes the files.
+func WithOpenFiles(ctx context.Context) (context.Context, func()) {
+	c := &openFiles{files: map[string]*sharedFile{}}
+	return context.WithValue(ctx, openFilesKey{}, c), c.close
+}
+
+type openFilesKey struct{}
+
+// openFiles is the cache of WithOpenFiles: open files by path, with their
+// users, in order of last use.
+type openFiles struct {
+	mu     sync.Mutex
+	files  map[string]*sharedFile
+	order  []string // least recently used first
+	closed bool
+}
+
+type sharedFile struct {
+	f     *os.File
+	size  int64
+	users int
+	gone  bool // out of the cache: closed when its last user is done
+}
+
+func (c *openFiles) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for p := range c.files {
+		c.dropLocked(p)
+	}
+}
+
+// dropLocked takes path p out of the cache, closing its file unless it
+// is in use (its last user then closes it). c.mu is held.
+func (c *openFiles) dropLocked(p string) {
+	e := c.files[p]
+	if e == nil {
+		return
+	}
+	delete(c.files, p)
+	for i, q := range c.order {
+		if q == p {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+	e.gone = true
+	if e.users == 0 {
+		e.f.Close()
+	}
+}
+
+func (c *openFiles) release(e *sharedFile) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.users--
+	if e.gone && e.users == 0 {
+		e.f.Close()
+	}
+}
+
+// forget drops path p from the cache of ctx, if any (the key is being
+// written or deleted).
+func forgetOpenFile(ctx context.Context, p string) {
+	if c, _ := ctx.Value(openFilesKey{}).(*openFiles); c != nil {
+		c.mu.Lock()
+		c.dropLocked(p)
+		c.mu.Unlock()
+	}
+}
+
+// openShared is open for reads that may share the file: under a
+// WithOpenFiles context, the file kept open there (opened and kept on
+// first use). done must be called when the read is over.
+func (s *fileStore) openShared(ctx context.Context, op, key string) (f *os.File, size int64, done func(), err error) {
+	c, _ := ctx.Value(openFilesKey{}).(*openFiles)
+	if c == nil {
+		if f, size, err = s.open(ctx, op, key); err != nil {
+			return nil, 0, nil, err
+		}
+		return f, size, func() { f.Close() }, nil
+	}
+	p, err := s.path(ctx, key)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	c.mu.Lock()
+	if e := c.files[p]; e != nil {
+		e.users++
+		for i, q := range c.order {
+			if q == p {
+				c.order = append(append(c.order[:i], c.order[i+1:]...), p)
+				break
+			}
+		}
+		c.mu.Unlock()
+		return e.f, e.size, func() { c.release(e) }, nil
+	}
+	c.mu.Unlock()
+	f, size, err = s.open(ctx, op, key)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		// Out of file descriptors: give back the kept ones and try again.
+		c.mu.Lock()
+		for len(c.order) > 0 {
+			c.dropLocked(c.order[0])
+		}
+		c.mu.Unlock()
+		f, size, err = s.open(ctx, op, key)
+	}
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.files[p] != nil {
+		// Closed meanwhile, or opened by another reader: this one alone.
+		return f, size, func() { f.Close() }, nil
+	}
+	e := &sharedFile{f: f, size: size, users: 1}
+	c.files[p] = e
+	c.order = append(c.order, p)
+	for len(c.order) > maxOpenFiles {
+		c.dropLocked(c.order[0])
+	}
+	return f, size, func() { c.release(e) }, nil
+}

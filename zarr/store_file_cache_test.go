@@ -1,0 +1,123 @@
+package zarr
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Under WithOpenFiles a key read in ranges is opened once and read from
+// that file; a Set or Delete under the same context forgets it, and the
+// cache keeps at most maxOpenFiles files, all closed by its close.
+func TestOpenFilesCache(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	get := func(ctx context.Context, key string) string {
+		t.Helper()
+		b := make([]byte, 3)
+		if err := s.GetRangesInto(ctx, key, []int64{0}, [][]byte{b}); err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if err := s.Set(bg, "k", []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, closeFiles := WithOpenFiles(bg)
+	if got := get(ctx, "k"); got != "one" {
+		t.Fatalf("read %q", got)
+	}
+	// Replaced behind the context's back (as another process would): the
+	// kept file is read. Without the context, the new one.
+	tmp := filepath.Join(dir, "replacement")
+	if err := os.WriteFile(tmp, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "k")); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(ctx, "k"); got != "one" {
+		t.Fatalf("read %q under the context, want the kept file's %q", got, "one")
+	}
+	if got := get(bg, "k"); got != "two" {
+		t.Fatalf("read %q without the context", got)
+	}
+	// Written under the context: forgotten, the new value read.
+	if err := s.Set(ctx, "k", []byte("three")); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(ctx, "k"); got != "thr" {
+		t.Fatalf("read %q after a Set under the context", got)
+	}
+	if err := s.Delete(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 3)
+	if err := s.GetRangesInto(ctx, "k", []int64{0}, [][]byte{b}); err == nil {
+		t.Fatal("a key deleted under the context is still read")
+	}
+	c := ctx.Value(openFilesKey{}).(*openFiles)
+	var kept []*os.File
+	for i := range maxOpenFiles + 5 {
+		key := fmt.Sprintf("m/%d", i)
+		if err := s.Set(bg, key, []byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+		if got := get(ctx, key); got != "abc" {
+			t.Fatalf("read %q", got)
+		}
+		if i < 5 {
+			kept = append(kept, c.files[filepath.Join(dir, "m", fmt.Sprint(i))].f)
+		}
+	}
+	if len(c.files) != maxOpenFiles || len(c.order) != maxOpenFiles {
+		t.Fatalf("%d files kept (%d in order), want %d", len(c.files), len(c.order), maxOpenFiles)
+	}
+	// The least recently used were closed.
+	for _, f := range kept {
+		if _, err := f.Stat(); err == nil {
+			t.Fatal("a file dropped from the cache is still open")
+		}
+	}
+	last := c.files[filepath.Join(dir, "m", fmt.Sprint(maxOpenFiles+4))].f
+	closeFiles()
+	if _, err := last.Stat(); err == nil {
+		t.Fatal("a kept file is still open after close")
+	}
+	// After close, reads under the context still work (each opens its file).
+	if got := get(ctx, "m/7"); got != "abc" {
+		t.Fatalf("read %q after close", got)
+	}
+}
+
+// A file in use when it leaves the cache is closed by its last user.
+func TestOpenFilesCacheClosesAfterLastUser(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	if err := s.Set(bg, "k", []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, closeFiles := WithOpenFiles(bg)
+	f, _, done, err := s.openShared(ctx, "get", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeFiles()
+	if _, err := f.Stat(); err != nil {
+		t.Fatal("a file in use was closed by the cache's close")
+	}
+	done()
+	if _, err := f.Stat(); err == nil {
+		t.Fatal("a file left open after its last user")
+	}
+}
