@@ -71,3 +71,163 @@ func directReads(p *plan.Plan) map[*plan.Array]bool {
 	}
 	return out
 }
+
+// lastPassReads returns, per op, the inputs it reads in the last pass over
+// a stored array read several times, in a plan whose stored inputs add up
+// to more than the machine's memory (as directReads; CUBEGO_DIRECT_READS
+// likewise): arrays that more than one op reads, such as x in
+// sum(x - mean(x, axis=0)), where one reader reads whole chunks
+// (plan.Op.ReadsWholeChunks) and depends on every other reader, so runs
+// after them all. Nothing reads the array after that op: a chunk of it
+// not in the page cache when a step of that op reads it is read directly
+// (see uncachedStep), since filling the cache with it would only cost
+// CPU and evict the chunks the same pass still finds there. The first
+// passes read through the cache, which keeps what they read last for the
+// last pass. Nil when nothing qualifies.
+func lastPassReads(p *plan.Plan) map[*plan.Op]map[int]bool {
+	if directSetting == "0" {
+		return nil
+	}
+	readers := map[*plan.Array][]*plan.Op{}
+	var total int64
+	for _, o := range p.Ops {
+		for _, a := range o.Op.InputArrays() {
+			if a.Op != nil || a.Source == nil || a.Virtual() {
+				continue
+			}
+			if len(readers[a]) == 0 {
+				total += a.NBytes()
+			}
+			readers[a] = append(readers[a], o.Op)
+		}
+	}
+	if mem := physicalMemory(); directSetting != "1" && (mem <= 0 || total <= mem) {
+		return nil
+	}
+	var out map[*plan.Op]map[int]bool
+	for a, ops := range readers {
+		if len(ops) < 2 {
+			continue
+		}
+		last := ops[len(ops)-1]
+		deps := dependencies(last)
+		for _, o := range ops[:len(ops)-1] {
+			if !deps[o] {
+				last = nil
+				break
+			}
+		}
+		if last == nil {
+			continue
+		}
+		for i, in := range last.Inputs {
+			if in.Array == a && last.ReadsWholeChunks(i) {
+				if out == nil {
+					out = map[*plan.Op]map[int]bool{}
+				}
+				if out[last] == nil {
+					out[last] = map[int]bool{}
+				}
+				out[last][i] = true
+			}
+		}
+	}
+	return out
+}
+
+// dependencies returns the ops whose outputs op reads, directly or
+// through other ops.
+func dependencies(op *plan.Op) map[*plan.Op]bool {
+	deps := map[*plan.Op]bool{}
+	var visit func(o *plan.Op)
+	visit = func(o *plan.Op) {
+		for _, in := range o.Inputs {
+			if p := in.Array.Op; p != nil && !deps[p] {
+				deps[p] = true
+				visit(p)
+			}
+		}
+	}
+	visit(op)
+	return deps
+}
+
+// uncachedMax is the share of a step's chunks in the page cache below
+// which uncachedStep reads them directly.
+const uncachedMax = 0.5
+
+// uncachedStep reports whether input i of op, read in its last pass
+// (j.lastPass), has the chunks under region r mostly out of the page
+// cache (zarr.Array.ChunkResident), so the step reads them directly.
+func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Region) bool {
+	a := op.Inputs[i].Array
+	if !j.lastPass[op][i] {
+		return false
+	}
+	z, err := j.storage.array(ctx, a)
+	if err != nil || !z.CanReadDirect() {
+		return false
+	}
+	pieces, _, ok := regionPieces(a, r)
+	if !ok {
+		return false
+	}
+	n := len(pieces)
+	idx, coords := make([]int, n), make([]int, n)
+	total, k := 0.0, 0
+	for {
+		for d := range n {
+			coords[d] = pieces[d][idx[d]].block
+		}
+		f, ok := z.ChunkResident(ctx, coords)
+		if !ok {
+			return false
+		}
+		total += f
+		k++
+		d := n - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < len(pieces[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			break
+		}
+	}
+	return total < uncachedMax*float64(k)
+}
+
+// directKey marks a context whose reads of whole chunks of the array it
+// holds go directly (a step uncachedStep chose).
+type directKey struct{}
+
+// withDirect returns ctx under which readRegion reads a's whole chunks
+// directly.
+func withDirect(ctx context.Context, a *plan.Array) context.Context {
+	return context.WithValue(ctx, directKey{}, a)
+}
+
+// readsDirect reports whether reads of a under ctx go directly: a is read
+// so throughout (j.direct) or in this step (withDirect).
+func (j *job) readsDirect(ctx context.Context, a *plan.Array) bool {
+	if j.direct[a] {
+		return true
+	}
+	b, _ := ctx.Value(directKey{}).(*plan.Array)
+	return b == a
+}
+
+// passInputs returns the inputs of op that a step may read directly
+// (uncachedStep): those of its last pass over an array.
+func (j *job) passInputs(op *plan.Op) []int {
+	var out []int
+	for i := range op.Inputs {
+		if j.lastPass[op][i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}

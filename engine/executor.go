@@ -184,6 +184,10 @@ type job struct {
 	reverse map[*plan.OpInfo]bool
 	// direct are the stored arrays read with direct I/O (directReads).
 	direct map[*plan.Array]bool
+	// lastPass are, per op, the inputs it reads in the last pass over a
+	// stored array read several times (lastPassReads): a step finding
+	// their chunks out of the page cache reads them directly.
+	lastPass map[*plan.Op]map[int]bool
 }
 
 var computeCounter atomic.Int64
@@ -276,6 +280,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 	}
 	j.reverse = scanDirections(groups, j.cachedAtEnd(ctx, p))
 	j.direct = j.directReadable(ctx, directReads(p))
+	j.lastPass = lastPassReads(p)
 	for _, group := range groups {
 		if err = runStage(ctx, group, run); err != nil {
 			break
@@ -690,27 +695,45 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		// A reduce task whose step regions are large and gathered from
 		// several chunks folds each step in parts (foldParts): the units
 		// the loops below read and fold are then the parts, not the steps.
+		// A step of an op reading the last pass over a stored array whose
+		// chunks are out of the page cache reads them directly
+		// (uncachedStep), whole.
 		type unit struct {
-			step []int
-			part *plan.Region // input 0's region; nil: the step's
+			step   []int
+			part   *plan.Region // input 0's region; nil: the step's
+			direct *plan.Array  // read directly in this unit, if any
 		}
 		var units []unit
-		if folded := k.FoldedDims(); folded != nil && !j.direct[op.Inputs[0].Array] {
+		folded, passes := k.FoldedDims(), j.passInputs(op)
+		if folded != nil && !j.direct[op.Inputs[0].Array] || passes != nil {
+			parted, direct := 0, 0
 			for s := range steps {
 				st := stepAtIn(iter, s)
-				parts := foldParts(op.Inputs[0].Array, op.InputRegion(0, block, st), folded)
+				var d *plan.Array
+				for _, i := range passes {
+					if j.uncachedStep(ctx, op, i, op.InputRegion(i, block, st)) {
+						d = op.Inputs[i].Array
+						direct++
+						break
+					}
+				}
+				var parts []plan.Region
+				if folded != nil && !j.direct[op.Inputs[0].Array] && d != op.Inputs[0].Array {
+					parts = foldParts(op.Inputs[0].Array, op.InputRegion(0, block, st), folded)
+				}
 				if parts == nil {
-					units = append(units, unit{step: st})
+					units = append(units, unit{step: st, direct: d})
 				}
 				for p := range parts {
-					units = append(units, unit{st, &parts[p]})
+					units = append(units, unit{st, &parts[p], d})
 				}
+				parted += len(parts)
 			}
-			if len(units) == steps {
+			if parted == 0 && direct == 0 {
 				units = nil
 			}
-			if foldPartsHook != nil {
-				foldPartsHook(op, len(units))
+			if foldPartsHook != nil && folded != nil {
+				foldPartsHook(op, parted)
 			}
 		}
 		nUnits := steps
@@ -731,6 +754,10 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		}
 		// readStep reads the inputs of one unit into ins.
 		readStep := func(u unit, ins []ops.Block) error {
+			ctx := ctx
+			if u.direct != nil {
+				ctx = withDirect(ctx, u.direct)
+			}
 			for i, in := range op.Inputs {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -865,7 +892,11 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 						}
 						if ctx.Err() == nil && next > pfRead.Load() {
 							u := unitAt(int(next))
-							j.prefetchStep(ctx, op, func(i int) plan.Region { return regionOf(i, u) }, piecewise)
+							pctx := ctx
+							if u.direct != nil {
+								pctx = withDirect(ctx, u.direct)
+							}
+							j.prefetchStep(pctx, op, func(i int) plan.Region { return regionOf(i, u) }, piecewise)
 						}
 					}
 					select {

@@ -83,7 +83,7 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 			dstOff += p.lo * dstStrides[d]
 		}
 		read := false
-		if j.direct[a] && unitSteps && wholeChunk(pieces, idx, chunkShape) && slabOf(count, r.Count) {
+		if j.readsDirect(ctx, a) && unitSteps && wholeChunk(pieces, idx, chunkShape) && slabOf(count, r.Count) {
 			slab := dst[dstOff*elem : dstOff*elem+chunkBytes]
 			c := slices.Clone(coords)
 			direct.Go(func() error { return j.readChunk(ctx, z, a, c, slab) })
@@ -138,7 +138,7 @@ func slabOf(count, region []int) bool {
 // (j.direct) and the store can (zarr.Array.ReadChunkDirect), else as
 // usual.
 func (j *job) readChunk(ctx context.Context, z *zarr.Array, a *plan.Array, coords []int, dst []byte) error {
-	if j.direct[a] {
+	if j.readsDirect(ctx, a) {
 		if ok, err := z.ReadChunkDirect(ctx, coords, dst); ok || err != nil {
 			if directHook != nil && ok {
 				directHook(a)
@@ -170,7 +170,7 @@ var minMapBytes = 256 << 10
 // and whole). The returned slice is the whole chunk; the region is its
 // first r.Size() elements.
 func (j *job) mapRegion(ctx context.Context, ta *taskAllocator, a *plan.Array, r plan.Region) ([]byte, bool) {
-	if r.Size() == 0 || a.Virtual() || j.direct[a] {
+	if r.Size() == 0 || a.Virtual() || j.readsDirect(ctx, a) {
 		return nil, false
 	}
 	z, err := j.storage.array(ctx, a)
@@ -275,7 +275,7 @@ func boxStart(r plan.Region, pieces [][]piece, idx []int, offs [][]int, at []int
 // on a store that cannot prefetch it does nothing. Errors are dropped: the
 // read reports them.
 func (j *job) prefetchRegion(ctx context.Context, a *plan.Array, r plan.Region) {
-	if r.Size() == 0 || a.Virtual() || j.direct[a] {
+	if r.Size() == 0 || a.Virtual() || j.readsDirect(ctx, a) {
 		return
 	}
 	z, err := j.storage.array(ctx, a)

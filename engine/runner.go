@@ -212,6 +212,7 @@ func RunTasks(ctx context.Context, p *plan.Plan, b Batch) (stats []TaskStat, err
 	processAllocator.RaisePoolLimit(p.Spec.AllowedMem)
 	j := &job{plan: p, storage: storage, alloc: processAllocator, dir: b.Dir}
 	j.direct = j.directReadable(ctx, directReads(p))
+	j.lastPass = lastPassReads(p)
 	for _, in := range op.InputArrays() {
 		if in.Op != nil {
 			if err := storage.attach(ctx, in); err != nil {
