@@ -221,11 +221,15 @@ def _warn_if_stale(path: Path) -> None:
     except OSError:
         return
     for dirpath, dirnames, filenames in os.walk(repo):
-        # the directories the go command ignores, and Python's
+        # the directories the go command ignores, Python's, and those holding
+        # no Go package (benchmarks/data can hold many thousands of chunk
+        # directories)
         dirnames[:] = [
             d
             for d in dirnames
-            if not d.startswith((".", "_")) and d not in ("testdata", "node_modules", "python")
+            if not d.startswith((".", "_"))
+            and d not in ("testdata", "node_modules", "python")
+            and not (dirpath == str(repo) and d in ("benchmarks", "tests", "docs"))
         ]
         for filename in filenames:
             is_go = filename.endswith(".go") and not filename.endswith("_test.go")
