@@ -173,9 +173,12 @@ func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Regio
 		return false
 	}
 	n := len(pieces)
-	idx, coords := make([]int, n), make([]int, n)
+	idx, coords, counts := make([]int, n), make([]int, n), make([]int, n)
+	for d := range n {
+		counts[d] = len(pieces[d])
+	}
 	total, k := 0.0, 0
-	for {
+	for more := true; more; more = advance(idx, counts) {
 		for d := range n {
 			coords[d] = pieces[d][idx[d]].block
 		}
@@ -185,17 +188,6 @@ func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Regio
 		}
 		total += f
 		k++
-		d := n - 1
-		for ; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < len(pieces[d]) {
-				break
-			}
-			idx[d] = 0
-		}
-		if d < 0 {
-			break
-		}
 	}
 	return total < uncachedMax*float64(k)
 }
