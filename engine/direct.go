@@ -38,31 +38,10 @@ func (j *job) directReadable(ctx context.Context, direct map[*plan.Array]bool) m
 // arrays are neither mapped, prefetched into the page cache, nor read in
 // parts. Nil when nothing qualifies.
 func directReads(p *plan.Plan) map[*plan.Array]bool {
-	if directSetting == "0" {
-		return nil
-	}
-	readers := map[*plan.Array]int{}
-	whole := map[*plan.Array]bool{}
-	var total int64
-	for _, o := range p.Ops {
-		for i, in := range o.Op.Inputs {
-			a := in.Array
-			if a.Op != nil || a.Source == nil || a.Virtual() {
-				continue
-			}
-			if readers[a] == 0 {
-				total += a.NBytes()
-				whole[a] = o.Op.ReadsWholeChunks(i)
-			}
-			readers[a]++
-		}
-	}
-	if mem := physicalMemory(); directSetting != "1" && (mem <= 0 || total <= mem) {
-		return nil
-	}
+	readers := beyondMemory(p)
 	var out map[*plan.Array]bool
-	for a, n := range readers {
-		if n == 1 && whole[a] {
+	for a, rs := range readers {
+		if len(rs) == 1 && rs[0].op.ReadsWholeChunks(rs[0].in) {
 			if out == nil {
 				out = map[*plan.Array]bool{}
 			}
@@ -70,6 +49,40 @@ func directReads(p *plan.Plan) map[*plan.Array]bool {
 		}
 	}
 	return out
+}
+
+// reader is an input of an op: the op and the input's index.
+type reader struct {
+	op *plan.Op
+	in int
+}
+
+// beyondMemory returns the readers of each stored source array of p, in
+// the plan's order, when those arrays add up to more than the machine's
+// memory (CUBEGO_DIRECT_READS=1: whatever they add up to; =0: never), and
+// nil otherwise: the plans whose inputs the page cache cannot hold.
+func beyondMemory(p *plan.Plan) map[*plan.Array][]reader {
+	if directSetting == "0" {
+		return nil
+	}
+	readers := map[*plan.Array][]reader{}
+	var total int64
+	for _, o := range p.Ops {
+		for i, in := range o.Op.Inputs {
+			a := in.Array
+			if a.Op != nil || a.Source == nil || a.Virtual() {
+				continue
+			}
+			if len(readers[a]) == 0 {
+				total += a.NBytes()
+			}
+			readers[a] = append(readers[a], reader{o.Op, i})
+		}
+	}
+	if mem := physicalMemory(); directSetting != "1" && (mem <= 0 || total <= mem) {
+		return nil
+	}
+	return readers
 }
 
 // lastPassReads returns, per op, the inputs it reads in the last pass over
@@ -85,50 +98,32 @@ func directReads(p *plan.Plan) map[*plan.Array]bool {
 // passes read through the cache, which keeps what they read last for the
 // last pass. Nil when nothing qualifies.
 func lastPassReads(p *plan.Plan) map[*plan.Op]map[int]bool {
-	if directSetting == "0" {
-		return nil
-	}
-	readers := map[*plan.Array][]*plan.Op{}
-	var total int64
-	for _, o := range p.Ops {
-		for _, a := range o.Op.InputArrays() {
-			if a.Op != nil || a.Source == nil || a.Virtual() {
-				continue
-			}
-			if len(readers[a]) == 0 {
-				total += a.NBytes()
-			}
-			readers[a] = append(readers[a], o.Op)
-		}
-	}
-	if mem := physicalMemory(); directSetting != "1" && (mem <= 0 || total <= mem) {
-		return nil
-	}
 	var out map[*plan.Op]map[int]bool
-	for a, ops := range readers {
-		if len(ops) < 2 {
-			continue
-		}
-		last := ops[len(ops)-1]
+	for _, rs := range beyondMemory(p) {
+		last := rs[len(rs)-1].op
 		deps := dependencies(last)
-		for _, o := range ops[:len(ops)-1] {
-			if !deps[o] {
-				last = nil
-				break
+		several := false
+		for _, r := range rs {
+			if r.op != last {
+				several = true
+				if !deps[r.op] {
+					last = nil
+					break
+				}
 			}
 		}
-		if last == nil {
+		if !several || last == nil {
 			continue
 		}
-		for i, in := range last.Inputs {
-			if in.Array == a && last.ReadsWholeChunks(i) {
+		for _, r := range rs {
+			if r.op == last && last.ReadsWholeChunks(r.in) {
 				if out == nil {
 					out = map[*plan.Op]map[int]bool{}
 				}
 				if out[last] == nil {
 					out[last] = map[int]bool{}
 				}
-				out[last][i] = true
+				out[last][r.in] = true
 			}
 		}
 	}
