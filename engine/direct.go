@@ -13,16 +13,33 @@ import (
 // decides by size as directReads says.
 var directSetting = os.Getenv("CUBEGO_DIRECT_READS")
 
-// directReadable returns direct less the arrays whose chunks cannot be
-// read directly (compressed, or on a store without direct reads): those
-// keep the page cache's prefetch, mapping and folds in parts.
-func (j *job) directReadable(ctx context.Context, direct map[*plan.Array]bool) map[*plan.Array]bool {
-	for a := range direct {
-		if z, err := j.storage.array(ctx, a); err != nil || !z.CanReadDirect() {
-			delete(direct, a)
+// planDirectReads sets the job's direct reads: the arrays read directly
+// throughout (directReads) and the inputs of last passes (lastPassReads),
+// less those whose chunks cannot be read directly (compressed, or on a
+// store without direct reads), which keep the page cache's prefetch,
+// mapping and folds in parts.
+func (j *job) planDirectReads(ctx context.Context) {
+	readable := func(a *plan.Array) bool {
+		z, err := j.storage.array(ctx, a)
+		return err == nil && z.CanReadDirect()
+	}
+	j.direct = directReads(j.plan)
+	for a := range j.direct {
+		if !readable(a) {
+			delete(j.direct, a)
 		}
 	}
-	return direct
+	j.lastPass = lastPassReads(j.plan)
+	for op, ins := range j.lastPass {
+		for i := range ins {
+			if !readable(op.Inputs[i].Array) {
+				delete(ins, i)
+			}
+		}
+		if len(ins) == 0 {
+			delete(j.lastPass, op)
+		}
+	}
 }
 
 // directReads returns the stored source arrays of p whose whole chunks are
@@ -160,7 +177,7 @@ func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Regio
 		return false
 	}
 	z, err := j.storage.array(ctx, a)
-	if err != nil || !z.CanReadDirect() {
+	if err != nil {
 		return false
 	}
 	pieces, _, ok := regionPieces(a, r)
@@ -192,8 +209,11 @@ func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Regio
 type directKey struct{}
 
 // withDirect returns ctx under which readRegion reads a's whole chunks
-// directly.
+// directly (ctx itself for a nil a).
 func withDirect(ctx context.Context, a *plan.Array) context.Context {
+	if a == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, directKey{}, a)
 }
 

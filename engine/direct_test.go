@@ -112,7 +112,8 @@ func TestDirectReads(t *testing.T) {
 	}
 	p.Fuse()
 	j := &job{plan: p, storage: newStorage(t.TempDir())}
-	if !directReads(p)[z] || j.directReadable(context.Background(), directReads(p))[z] {
+	j.planDirectReads(context.Background())
+	if !directReads(p)[z] || j.direct[z] {
 		t.Fatal("a compressed array read once is planned direct but must be read through the page cache")
 	}
 	// A rechunk reading parts of chunks is not direct.

@@ -279,8 +279,7 @@ func Execute(ctx context.Context, p *plan.Plan, opts Options, onEvent func(Event
 		groups = readSharingGroups(p, opts.MaxWorkers)
 	}
 	j.reverse = scanDirections(groups, j.cachedAtEnd(ctx, p))
-	j.direct = j.directReadable(ctx, directReads(p))
-	j.lastPass = lastPassReads(p)
+	j.planDirectReads(ctx)
 	for _, group := range groups {
 		if err = runStage(ctx, group, run); err != nil {
 			break
@@ -754,10 +753,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		}
 		// readStep reads the inputs of one unit into ins.
 		readStep := func(u unit, ins []ops.Block) error {
-			ctx := ctx
-			if u.direct != nil {
-				ctx = withDirect(ctx, u.direct)
-			}
+			ctx := withDirect(ctx, u.direct)
 			for i, in := range op.Inputs {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -892,11 +888,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 						}
 						if ctx.Err() == nil && next > pfRead.Load() {
 							u := unitAt(int(next))
-							pctx := ctx
-							if u.direct != nil {
-								pctx = withDirect(ctx, u.direct)
-							}
-							j.prefetchStep(pctx, op, func(i int) plan.Region { return regionOf(i, u) }, piecewise)
+							j.prefetchStep(withDirect(ctx, u.direct), op, func(i int) plan.Region { return regionOf(i, u) }, piecewise)
 						}
 					}
 					select {

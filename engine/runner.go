@@ -211,8 +211,7 @@ func RunTasks(ctx context.Context, p *plan.Plan, b Batch) (stats []TaskStat, err
 	// for every buffer (4x slower on 150 MB chunks).
 	processAllocator.RaisePoolLimit(p.Spec.AllowedMem)
 	j := &job{plan: p, storage: storage, alloc: processAllocator, dir: b.Dir}
-	j.direct = j.directReadable(ctx, directReads(p))
-	j.lastPass = lastPassReads(p)
+	j.planDirectReads(ctx)
 	for _, in := range op.InputArrays() {
 		if in.Op != nil {
 			if err := storage.attach(ctx, in); err != nil {
