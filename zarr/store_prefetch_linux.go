@@ -55,15 +55,23 @@ func (s *fileStore) PrefetchRange(ctx context.Context, key string, offset, lengt
 }
 
 // allCached reports whether every page of the n bytes of f from off is
-// in the page cache (cachestat(2), Linux 6.5 and later), so advising them
-// would read nothing: WILLNEED looks each page up in the cache one by
-// one (some 60 µs for 4 MiB cached), cachestat walks the cache's entries
-// in order (some 6 µs), so a prefetch of cached data, as when a task reads
-// bands of warm chunks, costs little. False when unknown (an older
-// kernel: the advice is then always given).
+// in the page cache, so advising them would read nothing: WILLNEED looks
+// each page up in the cache one by one (some 60 µs for 4 MiB cached),
+// cachestat walks the cache's entries in order (some 6 µs), so a prefetch
+// of cached data, as when a task reads bands of warm chunks, costs
+// little. False when unknown (an older kernel: the advice is then always
+// given).
 func allCached(f *os.File, off, n int64) bool {
+	in, pages, ok := cachedPages(f, off, n)
+	return ok && in >= pages
+}
+
+// cachedPages counts the pages of the n bytes of f from off that are in
+// the page cache, and the pages of the range, with cachestat(2) (Linux
+// 6.5 and later); ok is false where the kernel lacks it.
+func cachedPages(f *os.File, off, n int64) (in, pages int64, ok bool) {
 	if noCachestat.Load() {
-		return false
+		return 0, 0, false
 	}
 	var st unix.Cachestat_t
 	err := unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Off: uint64(off), Len: uint64(n)}, &st, 0)
@@ -71,11 +79,10 @@ func allCached(f *os.File, off, n int64) bool {
 		if errors.Is(err, unix.ENOSYS) {
 			noCachestat.Store(true)
 		}
-		return false
+		return 0, 0, false
 	}
 	ps := int64(unix.Getpagesize())
-	pages := (off+n+ps-1)/ps - off/ps
-	return int64(st.Cache) >= pages
+	return int64(st.Cache), (off+n+ps-1)/ps - off/ps, true
 }
 
 // noCachestat is set once cachestat(2) is found missing.

@@ -245,3 +245,37 @@ func TestAllCachedGatesPrefetch(t *testing.T) {
 		t.Fatal("the last MiB was not prefetched")
 	}
 }
+
+// residentPages counts what mincore counts, with cachestat where the
+// kernel has it: on a file partly in the page cache, both agree.
+func TestResidentPagesCachestatMatchesMincore(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "v")
+	if err := os.WriteFile(p, make([]byte, 8<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_ = f.Sync()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	if _, err := f.ReadAt(make([]byte, 1<<20), 2<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := cachedPages(f, 0, 8<<20); !ok {
+		t.Skip("no cachestat(2) here: residentPages is mincore alone")
+	}
+	in, pages, err := residentPages(f, 8<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mIn, mpages, err := mincorePages(f, 8<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in != mIn || pages != mpages || in == 0 || in == pages {
+		t.Fatalf("cachestat: %d of %d pages cached; mincore: %d of %d", in, pages, mIn, mpages)
+	}
+}

@@ -26,11 +26,21 @@ func (s *fileStore) Resident(ctx context.Context, key string) (float64, bool) {
 }
 
 // residentPages counts the pages of the first size bytes of f that are in
-// the page cache (mincore over a read-only mapping, which reads nothing).
+// the page cache: by cachestat(2) (cachedPages) where the kernel has it,
+// else by mincore over a read-only mapping, which reads nothing but maps
+// the whole file and costs a byte per page.
 func residentPages(f *os.File, size int64) (in, pages int, err error) {
 	if size == 0 {
 		return 0, 0, nil
 	}
+	if in, pages, ok := cachedPages(f, 0, size); ok {
+		return int(min(in, pages)), int(pages), nil
+	}
+	return mincorePages(f, size)
+}
+
+// mincorePages is residentPages by mincore.
+func mincorePages(f *os.File, size int64) (in, pages int, err error) {
 	if size != int64(int(size)) {
 		return 0, 0, fmt.Errorf("zarr: %s: %d bytes do not fit a mapping", f.Name(), size)
 	}
