@@ -126,7 +126,18 @@ func (a args) float(k string, def float64) (float64, error) {
 	if !ok {
 		return 0, plan.Errorf(plan.ErrType, "%s must be a number, got %v", k, v)
 	}
-	return n.Float64()
+	return numberFloat(k, n)
+}
+
+// numberFloat returns n as a float64; a number beyond float64's range
+// (Python's 10**400, or 1e700 written out) is a ValueError naming what it
+// was given for, not an internal error.
+func numberFloat(what string, n json.Number) (float64, error) {
+	f, err := n.Float64()
+	if err != nil {
+		return 0, plan.Errorf(plan.ErrValue, "%s: %s is out of the range of a float64", what, n)
+	}
+	return f, nil
 }
 
 func (a args) ints(k string) ([]int, error) {
@@ -258,7 +269,7 @@ func parseScalar(m map[string]any) (plan.Scalar, error) {
 func floatValue(v any) (float64, error) {
 	switch x := v.(type) {
 	case json.Number:
-		return x.Float64()
+		return numberFloat("float scalar", x)
 	case string:
 		switch x {
 		case "NaN":

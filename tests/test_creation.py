@@ -195,6 +195,9 @@ def test_arange_invalid(spec):
         cubego.arange(0, float("inf"), spec=spec)
     with pytest.raises(TypeError):
         cubego.arange("10", spec=spec)
+    # beyond float64 (numpy raises OverflowError from converting it)
+    with pytest.raises(ValueError, match="out of the range of a float64"):
+        cubego.arange(10**400, spec=spec)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
