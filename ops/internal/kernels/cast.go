@@ -39,6 +39,9 @@ func castKernel(from, to zarr.DataType) kernel {
 	if from == to {
 		return copyKernel
 	}
+	if v := vectorCast[[2]zarr.DataType{from, to}]; v != nil {
+		return v
+	}
 	switch from {
 	case zarr.Bool:
 		return castFromBool(to)

@@ -19,6 +19,8 @@ type opDType struct {
 var (
 	vectorUnary  = map[opDType]kernel{}
 	vectorBinary = map[opDType]kernel{}
+	// vectorCast replaces castKernel's loop from one dtype to another.
+	vectorCast = map[[2]zarr.DataType]kernel{}
 	// vectorRows replaces the row loop of a reduction (the contiguous runs
 	// reduced into one accumulator element), and for some the accumulating
 	// loop (contiguous runs combined elementwise into a row of acc), over

@@ -61,6 +61,9 @@ func init() {
 	}
 	vectorUnary[opDType{"sqrt", zarr.Float64}] = unary(sqrtFloat64)
 	vectorUnary[opDType{"sqrt", zarr.Float32}] = unary(sqrtFloat32)
+	vectorUnary[opDType{"negative", zarr.Float64}] = unary(negativeFloat64)
+	vectorUnary[opDType{"negative", zarr.Float32}] = unary(negativeFloat32)
+	vectorCast[[2]zarr.DataType{zarr.Float64, zarr.Float32}] = unary(float64ToFloat32)
 	if archsimd.X86.FMA() {
 		vectorUnary[opDType{"exp", zarr.Float64}] = unary(expFloat64)
 		vectorUnary[opDType{"exp", zarr.Float32}] = unary(expFloat32)
@@ -422,4 +425,63 @@ func sqrtFloat32(d, xs []float32) {
 	}
 	clearUpper() // the scalar tail is legacy SSE
 	sqrtFloatLoop(d, xs)
+}
+
+// negativeFloat64 is d[i] = -xs[i]: the sign bit flipped, as Go's negation
+// does (NaNs and zeros included).
+func negativeFloat64(d, xs []float64) {
+	xs = xs[:len(d)]
+	sign := archsimd.BroadcastUint64x4(1 << 63)
+	for len(d) >= 16 {
+		x0 := archsimd.LoadFloat64x4Slice(xs[0:4]).AsUint64x4()
+		x1 := archsimd.LoadFloat64x4Slice(xs[4:8]).AsUint64x4()
+		x2 := archsimd.LoadFloat64x4Slice(xs[8:12]).AsUint64x4()
+		x3 := archsimd.LoadFloat64x4Slice(xs[12:16]).AsUint64x4()
+		x0.Xor(sign).AsFloat64x4().StoreSlice(d[0:4])
+		x1.Xor(sign).AsFloat64x4().StoreSlice(d[4:8])
+		x2.Xor(sign).AsFloat64x4().StoreSlice(d[8:12])
+		x3.Xor(sign).AsFloat64x4().StoreSlice(d[12:16])
+		d, xs = d[16:], xs[16:]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	negativeIntUintFloatComplexLoop(d, xs)
+}
+
+// negativeFloat32 is negativeFloat64 for float32.
+func negativeFloat32(d, xs []float32) {
+	xs = xs[:len(d)]
+	sign := archsimd.BroadcastUint32x8(1 << 31)
+	for len(d) >= 32 {
+		x0 := archsimd.LoadFloat32x8Slice(xs[0:8]).AsUint32x8()
+		x1 := archsimd.LoadFloat32x8Slice(xs[8:16]).AsUint32x8()
+		x2 := archsimd.LoadFloat32x8Slice(xs[16:24]).AsUint32x8()
+		x3 := archsimd.LoadFloat32x8Slice(xs[24:32]).AsUint32x8()
+		x0.Xor(sign).AsFloat32x8().StoreSlice(d[0:8])
+		x1.Xor(sign).AsFloat32x8().StoreSlice(d[8:16])
+		x2.Xor(sign).AsFloat32x8().StoreSlice(d[16:24])
+		x3.Xor(sign).AsFloat32x8().StoreSlice(d[24:32])
+		d, xs = d[32:], xs[32:]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	negativeIntUintFloatComplexLoop(d, xs)
+}
+
+// float64ToFloat32 is d[i] = float32(xs[i]) with VCVTPD2PS, the vector form
+// of the CVTSD2SS Go's conversion compiles to: rounded to nearest even
+// under the default MXCSR, NaNs quieted with their upper payload bits kept.
+func float64ToFloat32(d []float32, xs []float64) {
+	xs = xs[:len(d)]
+	for len(d) >= 16 {
+		x0 := archsimd.LoadFloat64x4Slice(xs[0:4]).ConvertToFloat32()
+		x1 := archsimd.LoadFloat64x4Slice(xs[4:8]).ConvertToFloat32()
+		x2 := archsimd.LoadFloat64x4Slice(xs[8:12]).ConvertToFloat32()
+		x3 := archsimd.LoadFloat64x4Slice(xs[12:16]).ConvertToFloat32()
+		x0.StoreSlice(d[0:4])
+		x1.StoreSlice(d[4:8])
+		x2.StoreSlice(d[8:12])
+		x3.StoreSlice(d[12:16])
+		d, xs = d[16:], xs[16:]
+	}
+	clearUpper() // the scalar tail is legacy SSE
+	convertLoop(d, xs)
 }

@@ -554,6 +554,28 @@ func TestVectorUnaryMatchesLoops(t *testing.T) {
 	}
 }
 
+func TestVectorCastMatchesLoops(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 5))
+	vector := vectorCast
+	defer func() { vectorCast = vector }()
+	vectorCast = map[[2]zarr.DataType]kernel{} // castKernel's own loops
+	for key, vk := range vector {
+		k := castKernel(key[0], key[1])
+		for _, n := range vectorLengths {
+			x := hostileValues(r, key[0], n)
+			want, got := make([]byte, n*key[1].Size()), make([]byte, n*key[1].Size())
+			k(want, x, nil, nil)
+			vk(got, x, nil, nil)
+			// Bit for bit, NaN payloads included: both are the same
+			// conversion instruction.
+			if string(got) != string(want) {
+				i := sameElems(key[1], want, got)
+				t.Fatalf("cast %s to %s n=%d: vector %x, loop %x (first differing element %d)", key[0], key[1], n, got, want, i)
+			}
+		}
+	}
+}
+
 // withinOneULP reports whether the float elements a and b of dt are at
 // most 1 ULP apart.
 func withinOneULP(dt zarr.DataType, a, b []byte) bool {
