@@ -586,6 +586,9 @@ func exprInput(e *plan.Expr) int {
 // projection's plan.StripElems per temporary).
 func evalInto(alloc Allocator, e *plan.Expr, shape []int, leaf func(int) kernels.Operand, dst []byte, strip int) error {
 	strip = max(strip, 1)
+	if p := compileTiles(e); p != nil && p.run(alloc, shape, leaf, dst, min(TileElems, strip)) {
+		return nil
+	}
 	if plan.Prod(shape) > int64(strip) && e.Temporaries() > 0 {
 		return evalStrips(alloc, e, shape, leaf, dst, strip)
 	}

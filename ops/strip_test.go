@@ -190,8 +190,9 @@ func TestSplitStripsStayWithinProjection(t *testing.T) {
 }
 
 // BenchmarkChainStrips evaluates W1.chain's fused expression,
-// astype(-(a + b) * 0.5 + a * b, float32), over one 2048² float64 block
-// whole and strip by strip.
+// astype(-(a + b) * 0.5 + a * b, float32), over one 2048² float64 block:
+// whole, strip by strip (evalStrips, plan.StripElems), and tile by tile
+// (evalInto's tileProgram over contiguous inputs, TileElems).
 func BenchmarkChainStrips(b *testing.B) {
 	shape := []int{2048, 2048}
 	n := int(plan.Prod(shape))
@@ -213,14 +214,18 @@ func BenchmarkChainStrips(b *testing.B) {
 		f("multiply", Float64, in(0), in(1))))
 	dst := make([]byte, n*4)
 	for _, c := range []struct {
-		name  string
-		strip int
-	}{{"whole", math.MaxInt}, {"strips", plan.StripElems}} {
+		name string
+		eval func(Allocator) error
+	}{
+		{"whole", func(a Allocator) error { return evalWhole(a, e, shape, leaf, dst) }},
+		{"strips", func(a Allocator) error { return evalStrips(a, e, shape, leaf, dst, plan.StripElems) }},
+		{"tiles", func(a Allocator) error { return evalInto(a, e, shape, leaf, dst, plan.StripElems) }},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(n) * 16)
 			a := &poolAlloc{free: map[int][][]byte{}}
 			for b.Loop() {
-				if err := evalInto(a, e, shape, leaf, dst, c.strip); err != nil {
+				if err := c.eval(a); err != nil {
 					b.Fatal(err)
 				}
 			}

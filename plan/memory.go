@@ -61,7 +61,8 @@ func (a *Array) PageCached() bool { return !a.Virtual() && LocalStore(a.StoreURL
 // temporaries hold: a kernel evaluates an expression with temporaries over
 // a larger block strip by strip (ops' evalInto), each temporary one strip
 // of at most MaxElemBytes-wide elements (a step split into p pieces uses
-// strips of StripElems/p). 64 Ki elements keep the strips of a chain in
+// strips of StripElems/p). Over contiguous inputs it goes tile by tile
+// instead (ops' TileElems, fewer elements), within the same charge. 64 Ki elements keep the strips of a chain in
 // the L2 cache and are long enough for the kernels' per-call cost not to
 // show (ops' BenchmarkChainStrips: W1.chain's expression runs faster in
 // strips than whole).
