@@ -396,10 +396,17 @@ def run_one(case, engine, variant, size, inputs, round_, args, state) -> dict:
     # read from, whatever the run before it left in the page cache or
     # evicted: on disk (cache dropped) for a cold run or inputs larger than
     # the cache, else in the cache.
+    # And with no earlier writes pending: the output of the run before
+    # (4.3 GB for W1.chain at L), or inputs just generated, still being
+    # written back would make the kernel throttle this run's own writes to
+    # the disk's speed once the dirty pages of both pass its dirty-page
+    # limit, a cost of the run before; the roofline counts a write under
+    # that limit at the page cache's speed.
     if args.cold or not fits_page_cache(case, inputs, args, state):
         drop_caches()
     else:
         warm(inputs.values())
+        os.sync()
     logs = os.path.join(args.work_dir, "logs")
     os.makedirs(logs, exist_ok=True)
     pr = measure.run(
