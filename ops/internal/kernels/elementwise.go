@@ -33,10 +33,7 @@ func binary[T, U any](f func(d []U, xs, ys []T)) kernel {
 // UnsupportedError.
 func Unary(op string, dst, x Operand) error {
 	clearUpper()
-	k, out := unaryLoop(op, x.DType)
-	if v := vectorUnary[opDType{op, x.DType}]; v != nil {
-		k = v
-	}
+	k, out := unaryKernel(op, x.DType)
 	if k == nil {
 		return unsupported(op, x.DType)
 	}
@@ -70,10 +67,7 @@ func Binary(op string, dst, x, y Operand) error {
 	if x.DType != y.DType {
 		return fmt.Errorf("kernels: %s of %s and %s: operands must share a dtype", op, x.DType, y.DType)
 	}
-	k, out := binaryLoop(op, x.DType)
-	if v := vectorBinary[opDType{op, x.DType}]; v != nil {
-		k = v
-	}
+	k, out := binaryKernel(op, x.DType)
 	if k == nil {
 		return unsupported(op, x.DType)
 	}
@@ -93,22 +87,47 @@ func Where(dst, cond, x, y Operand) error {
 	if x.DType != dst.DType || y.DType != dst.DType {
 		return fmt.Errorf("kernels: where of %s and %s into %s: dtypes must match", x.DType, y.DType, dst.DType)
 	}
-	var k kernel
-	switch dst.DType.Size() {
-	case 1:
-		k = whereKernel[uint8]
-	case 2:
-		k = whereKernel[uint16]
-	case 4:
-		k = whereKernel[uint32]
-	case 8:
-		k = whereKernel[uint64]
-	case 16:
-		k = whereKernel16
-	default:
+	k := whereLoop(dst.DType)
+	if k == nil {
 		return unsupported("where", dst.DType)
 	}
 	return apply(dst, []Operand{cond, x, y}, k)
+}
+
+// whereLoop returns where's loop for elements of dt's size, or nil.
+func whereLoop(dt zarr.DataType) kernel {
+	switch dt.Size() {
+	case 1:
+		return whereKernel[uint8]
+	case 2:
+		return whereKernel[uint16]
+	case 4:
+		return whereKernel[uint32]
+	case 8:
+		return whereKernel[uint64]
+	case 16:
+		return whereKernel16
+	}
+	return nil
+}
+
+// unaryKernel returns op's loop over dt (the vector loop where there is
+// one) and the dtype it gives; a nil loop if there is none.
+func unaryKernel(op string, dt zarr.DataType) (kernel, zarr.DataType) {
+	k, out := unaryLoop(op, dt)
+	if v := vectorUnary[opDType{op, dt}]; v != nil {
+		k = v
+	}
+	return k, out
+}
+
+// binaryKernel is unaryKernel for binary ops.
+func binaryKernel(op string, dt zarr.DataType) (kernel, zarr.DataType) {
+	k, out := binaryLoop(op, dt)
+	if v := vectorBinary[opDType{op, dt}]; v != nil {
+		k = v
+	}
+	return k, out
 }
 
 // whereKernel selects whole elements of any type of T's size, without a

@@ -35,32 +35,16 @@ func ElementwiseLoop(op string, dst zarr.DataType, args ...zarr.DataType) (Loop,
 		if args[0] != zarr.Bool || args[1] != dst || args[2] != dst {
 			return nil, fmt.Errorf("kernels: where of %s, %s and %s into %s: want bool and two of %s", args[0], args[1], args[2], dst, dst)
 		}
-		switch dst.Size() {
-		case 1:
-			k = whereKernel[uint8]
-		case 2:
-			k = whereKernel[uint16]
-		case 4:
-			k = whereKernel[uint32]
-		case 8:
-			k = whereKernel[uint64]
-		case 16:
-			k = whereKernel16
+		if k, out = whereLoop(dst), dst; k == nil {
+			return nil, unsupported(op, dst)
 		}
-		out = dst
 	case len(args) == 1:
-		k, out = unaryLoop(op, args[0])
-		if v := vectorUnary[opDType{op, args[0]}]; v != nil {
-			k = v
-		}
+		k, out = unaryKernel(op, args[0])
 	case len(args) == 2:
 		if args[0] != args[1] {
 			return nil, fmt.Errorf("kernels: %s of %s and %s: operands must share a dtype", op, args[0], args[1])
 		}
-		k, out = binaryLoop(op, args[0])
-		if v := vectorBinary[opDType{op, args[0]}]; v != nil {
-			k = v
-		}
+		k, out = binaryKernel(op, args[0])
 	default:
 		return nil, fmt.Errorf("kernels: no elementwise %q of %d operands", op, len(args))
 	}
