@@ -6,8 +6,8 @@ import (
 )
 
 // TileElems is the number of elements a fused element-wise expression is
-// evaluated over at a time when every input it reads is contiguous
-// (tileProgram). Its temporaries then hold 2,048 elements each (16 KiB of
+// evaluated over at a time when every input it reads is contiguous, or
+// contiguous or repeated along rows (tileProgram.run). Its temporaries then hold 2,048 elements each (16 KiB of
 // float64), so the chain's intermediate results stay in the L1 and L2
 // caches and each input element comes from memory once for all the
 // operations that read it. ops' BenchmarkChainStrips: W1.chain's
@@ -144,79 +144,190 @@ func contiguousData(o kernels.Operand, shape []int, n int) ([]byte, bool) {
 	return o.Data[o.Offset*sz : (o.Offset+n)*sz], true
 }
 
-// run evaluates the program over shape into dst when every input it reads
-// is a contiguous view of shape, tile elements at a time, and reports
-// whether it did. Its temporaries (one tile per slot and per constant, at
-// most plan.MaxElemBytes wide) come from alloc.
+// minTileRow is the shortest row (last axis) run evaluates row by row
+// when an input is not a contiguous view of the whole block; shorter rows
+// are left to evalStrips, which gathers several of them per block.
+const minTileRow = 256
+
+// tileLeaf is how run reads one input of the program: the input's view
+// (element offset and strides over the block's shape), and for an input
+// repeated along rows (inner stride 0, a broadcast trailing axis) a tile
+// filled with the row's element.
+type tileLeaf struct {
+	data    []byte
+	dt      DType
+	off     int
+	strides []int
+	repeat  []byte
+}
+
+// run evaluates the program over shape into dst, tile elements at a time,
+// and reports whether it did. Inputs that are contiguous views of the
+// whole block are read as one run; otherwise, with rows of at least
+// minTileRow elements, row by row, each input's row contiguous (a leading
+// axis broadcast or sliced: any outer strides) or one element repeated (a
+// trailing axis broadcast). Any other input (a transposed one) leaves the
+// block to evalStrips. The temporaries (one tile per slot, per constant
+// and per repeated input) come from alloc.
 func (p *tileProgram) run(alloc Allocator, shape []int, leaf func(int) kernels.Operand, dst []byte, tile int) bool {
 	n := int(plan.Prod(shape))
-	ins := make([][]byte, len(p.inputs))
+	nd := len(shape)
+	leaves := make([]tileLeaf, len(p.inputs))
+	flat := true
 	for i, in := range p.inputs {
 		o := leaf(in.Input)
-		if o.DType != in.DType {
+		if o.DType != in.DType || len(o.Shape) != nd {
 			return false
 		}
-		data, ok := contiguousData(o, shape, n)
-		if !ok {
+		st := o.Strides
+		if st == nil {
+			st = CStrides(o.Shape)
+		}
+		last := o.Offset
+		for d, s := range shape {
+			if o.Shape[d] != s || len(st) != nd || st[d] < 0 {
+				return false
+			}
+			last += (s - 1) * st[d]
+		}
+		if n > 0 && (o.Offset < 0 || (last+1)*o.DType.Size() > len(o.Data)) {
 			return false
 		}
-		ins[i] = data
+		if _, ok := contiguousData(o, shape, n); !ok {
+			flat = false
+		}
+		leaves[i] = tileLeaf{data: o.Data, dt: o.DType, off: o.Offset, strides: st}
 	}
-	// The tiles held (slots at the widest element, constants at their own)
-	// stay within what evalStrips would hold: Temporaries strips of the
-	// widest element, a strip being at most the block, the memory the
-	// projection charges.
+	rowLen := n
 	held := p.slots * plan.MaxElemBytes
 	for _, c := range p.consts {
 		held += c.DType.Size()
 	}
+	if !flat {
+		if nd == 0 || shape[nd-1] < minTileRow {
+			return false
+		}
+		rowLen = shape[nd-1]
+		for i := range leaves {
+			switch leaves[i].strides[nd-1] {
+			case 0:
+				held += leaves[i].dt.Size()
+				leaves[i].repeat = []byte{} // filled below
+			case 1:
+			default:
+				return false
+			}
+		}
+	}
+	// The tiles held (slots at the widest element, constants and repeated
+	// inputs at their own) stay within what evalStrips would hold:
+	// Temporaries strips of the widest element, a strip being at most the
+	// block, the memory the projection charges.
 	tile = max(1, min(tile, n))
 	limit := tile * p.temps * plan.MaxElemBytes / held
 	if limit < 1 {
 		return false // a block or strips of a few elements: evalStrips
 	}
-	tile = min(tile, limit)
-	bufs := make([][]byte, 0, p.slots+len(p.consts))
+	tile = min(tile, limit, max(rowLen, 1))
+	var bufs [][]byte
 	defer func() {
 		for _, b := range bufs {
 			alloc.Free(b)
 		}
 	}()
+	take := func(size int) []byte {
+		b := alloc.Allocate(size)
+		bufs = append(bufs, b)
+		return b
+	}
 	slots := make([][]byte, p.slots)
 	for k := range slots {
-		slots[k] = alloc.Allocate(tile * plan.MaxElemBytes)
-		bufs = append(bufs, slots[k])
+		slots[k] = take(tile * plan.MaxElemBytes)
 	}
 	consts := make([][]byte, len(p.consts))
 	for k, c := range p.consts {
-		consts[k] = alloc.Allocate(tile * c.DType.Size())
-		bufs = append(bufs, consts[k])
+		consts[k] = take(tile * c.DType.Size())
 		kernels.Fill(consts[k], c.DType, kernels.ScalarBytes(toKernelScalar(c.Value), c.DType))
 	}
-	flat := make([][]byte, len(p.steps)*3)
-	for lo := 0; lo < n; lo += tile {
-		cnt := min(tile, n-lo)
-		for s := range p.steps {
-			st := &p.steps[s]
-			a := flat[s*3 : s*3+3]
-			for k, arg := range st.args[:st.nargs] {
-				switch arg.kind {
-				case tileInput:
-					a[k] = ins[arg.i][lo*arg.size : (lo+cnt)*arg.size]
-				case tileConst:
-					a[k] = consts[arg.i][:cnt*arg.size]
-				default:
-					a[k] = slots[arg.i][:cnt*arg.size]
+	for i := range leaves {
+		if leaves[i].repeat != nil {
+			leaves[i].repeat = take(tile * leaves[i].dt.Size())
+		}
+	}
+	cur := make([][]byte, len(leaves))
+	args := make([][]byte, len(p.steps)*3)
+	if flat {
+		for lo := 0; lo < n; lo += tile {
+			cnt := min(tile, n-lo)
+			for i, l := range leaves {
+				sz := l.dt.Size()
+				cur[i] = l.data[(l.off+lo)*sz : (l.off+lo+cnt)*sz]
+			}
+			p.step(cur, consts, slots, args, dst[lo*p.outSize():], cnt)
+		}
+		return true
+	}
+	idx := make([]int, nd-1) // the row's index over the outer axes
+	base := make([]int, len(leaves))
+	for r := 0; r < n/rowLen; r++ {
+		for i, l := range leaves {
+			base[i] = l.off
+			for d, j := range idx {
+				base[i] += j * l.strides[d]
+			}
+			if l.repeat != nil {
+				sz := l.dt.Size()
+				kernels.Fill(l.repeat, l.dt, l.data[base[i]*sz:(base[i]+1)*sz])
+			}
+		}
+		for col := 0; col < rowLen; col += tile {
+			cnt := min(tile, rowLen-col)
+			for i, l := range leaves {
+				sz := l.dt.Size()
+				if l.repeat != nil {
+					cur[i] = l.repeat[:cnt*sz]
+				} else {
+					cur[i] = l.data[(base[i]+col)*sz : (base[i]+col+cnt)*sz]
 				}
 			}
-			var d []byte
-			if st.dst < 0 {
-				d = dst[lo*st.dstSz : (lo+cnt)*st.dstSz]
-			} else {
-				d = slots[st.dst][:cnt*st.dstSz]
+			p.step(cur, consts, slots, args, dst[(r*rowLen+col)*p.outSize():], cnt)
+		}
+		for d := nd - 2; d >= 0; d-- {
+			if idx[d]++; idx[d] < shape[d] {
+				break
 			}
-			st.loop(d, a[0], a[1], a[2])
+			idx[d] = 0
 		}
 	}
 	return true
+}
+
+// outSize is the program's result element size.
+func (p *tileProgram) outSize() int { return p.steps[len(p.steps)-1].dstSz }
+
+// step runs every loop of the program over one tile of cnt elements: cur
+// holds each input's elements, out the tile's place in the result (at
+// least cnt elements), args scratch for the loops' operands.
+func (p *tileProgram) step(cur, consts, slots, args [][]byte, out []byte, cnt int) {
+	for s := range p.steps {
+		st := &p.steps[s]
+		a := args[s*3 : s*3+3]
+		for k, arg := range st.args[:st.nargs] {
+			switch arg.kind {
+			case tileInput:
+				a[k] = cur[arg.i]
+			case tileConst:
+				a[k] = consts[arg.i][:cnt*arg.size]
+			default:
+				a[k] = slots[arg.i][:cnt*arg.size]
+			}
+		}
+		var d []byte
+		if st.dst < 0 {
+			d = out[:cnt*st.dstSz]
+		} else {
+			d = slots[st.dst][:cnt*st.dstSz]
+		}
+		st.loop(d, a[0], a[1], a[2])
+	}
 }

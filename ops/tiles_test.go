@@ -75,20 +75,71 @@ func TestTileEvaluationIsExact(t *testing.T) {
 		if p == nil {
 			t.Fatalf("trial %d: no tile program for an expression of supported ops", trial)
 		}
-		for _, shape := range [][]int{{1}, {2047}, {2049}, {3, 1500}, {4, 2048}} {
+		for _, c := range []struct {
+			shape  []int
+			layout string
+		}{
+			{[]int{1}, "contiguous"}, {[]int{2047}, "contiguous"}, {[]int{2049}, "contiguous"},
+			{[]int{3, 1500}, "contiguous"}, {[]int{4, 2048}, "contiguous"},
+			{[]int{2049}, "broadcast"}, {[]int{3, 1500}, "broadcast"}, {[]int{2, 3, 2100}, "broadcast"},
+			{[]int{3, 300}, "broadcast"}, {[]int{4, 100}, "broadcast"},
+		} {
+			shape, nd := c.shape, len(c.shape)
 			n := int(plan.Prod(shape))
-			data := [3][]byte{randFloats(r, n), randFloats(r, n), randFloats(r, n)}
+			// Input 0 is contiguous, or a sliced view: rows 3 elements
+			// apart more than their length, from element 2 of its
+			// buffer. Input 1 is contiguous, or one row broadcast along
+			// the leading axes; input 2 contiguous, or one value per row
+			// repeated along it (the last axis broadcast).
+			views := [3]kernels.Operand{}
+			for i := range views {
+				views[i] = kernels.Contiguous(Float64, randFloats(r, n), shape)
+			}
+			if c.layout == "broadcast" {
+				rowLen := shape[nd-1]
+				st := CStrides(shape)
+				sliced := append([]int(nil), st...)
+				for d := range nd - 1 {
+					sliced[d] = st[d] / rowLen * (rowLen + 3)
+				}
+				views[0] = kernels.Operand{DType: Float64, Data: randFloats(r, n/rowLen*(rowLen+3)+2), Shape: shape, Strides: sliced, Offset: 2}
+				row := make([]int, nd)
+				row[nd-1] = 1
+				views[1] = kernels.Operand{DType: Float64, Data: randFloats(r, rowLen), Shape: shape, Strides: row}
+				col := make([]int, nd)
+				for d := range nd - 1 {
+					col[d] = st[d] / rowLen
+				}
+				views[2] = kernels.Operand{DType: Float64, Data: randFloats(r, max(1, n/rowLen)), Shape: shape, Strides: col}
+			}
 			for i := range n { // ties, zeros and NaNs among the inputs
-				switch r.IntN(16) {
-				case 0:
-					copy(data[1][8*i:8*i+8], data[0][8*i:8*i+8])
-				case 1:
-					clear(data[2][8*i : 8*i+8])
-				case 2:
-					copy(data[0][8*i:8*i+8], []byte{1, 0, 0, 0, 0, 0, 0xf8, 0x7f})
+				el := func(k int) []byte {
+					v := views[k]
+					off := v.Offset
+					st := v.Strides
+					if st == nil {
+						st = CStrides(shape)
+					}
+					rest := i
+					for d := nd - 1; d >= 0; d-- {
+						off += rest % shape[d] * st[d]
+						rest /= shape[d]
+					}
+					return v.Data[8*off : 8*off+8]
+				}
+				// Broadcast inputs share their elements among many: only
+				// input 0 takes NaNs there, so the others keep distinct
+				// values from row to row.
+				switch k := r.IntN(16); {
+				case k == 0 && c.layout == "contiguous":
+					copy(el(1), el(0))
+				case k == 1 && c.layout == "contiguous":
+					clear(el(2))
+				case k == 2:
+					copy(el(0), []byte{1, 0, 0, 0, 0, 0, 0xf8, 0x7f})
 				}
 			}
-			leaf := func(i int) kernels.Operand { return kernels.Contiguous(Float64, data[i], shape) }
+			leaf := func(i int) kernels.Operand { return views[i] }
 			want := make([]byte, n*dt.Size())
 			if err := evalWhole(heapAlloc{}, e, shape, leaf, want); err != nil {
 				t.Fatal(err)
@@ -97,15 +148,15 @@ func TestTileEvaluationIsExact(t *testing.T) {
 				a := &peakAlloc{}
 				got := make([]byte, n*dt.Size())
 				if !p.run(a, shape, leaf, got, min(TileElems, strip)) {
-					if min(n, strip) >= TileElems {
-						t.Fatalf("trial %d, strip %d: contiguous inputs not evaluated by tiles", trial, strip)
+					if min(n, strip) >= TileElems && shape[nd-1] >= minTileRow {
+						t.Fatalf("trial %d, %s %v, strip %d: not evaluated by tiles", trial, c.layout, shape, strip)
 					}
 					continue // constants and slots may not fit a few elements' strips
 				}
 				if i := differingElem(dt, got, want); i >= 0 {
 					sz := dt.Size()
-					t.Fatalf("trial %d, shape %v, strip %d: element %d of %s differs from evalWhole's: %x, want %x",
-						trial, shape, strip, i, exprString(e), got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])
+					t.Fatalf("trial %d, %s %v, strip %d: element %d of %s differs from evalWhole's: %x, want %x",
+						trial, c.layout, shape, strip, i, exprString(e), got[i*sz:(i+1)*sz], want[i*sz:(i+1)*sz])
 				}
 				if a.cur != 0 || a.bad != 0 {
 					t.Fatalf("trial %d: %d bytes not freed, %d bad frees", trial, a.cur, a.bad)
