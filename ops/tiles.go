@@ -6,17 +6,18 @@ import (
 )
 
 // TileElems is the number of elements a fused element-wise expression is
-// evaluated over at a time when every input it reads is contiguous, or
-// contiguous or repeated along rows (tileProgram.run). Its temporaries then hold 2,048 elements each (16 KiB of
-// float64), so the chain's intermediate results stay in the L1 and L2
-// caches and each input element comes from memory once for all the
-// operations that read it. ops' BenchmarkChainStrips: W1.chain's
-// expression over a 2048² block in 8.8 ms by tiles against 11.1 ms by
-// 64 Ki-element strips; 512 to 8,192 elements per tile measured alike.
+// evaluated over at a time where tileProgram.run can read its inputs (as
+// contiguous runs, or row by row). Its temporaries then hold 2,048
+// elements each (16 KiB of float64), so the chain's intermediate results
+// stay in the L1 and L2 caches and each input element comes from memory
+// once for all the operations that read it. ops' BenchmarkChainStrips:
+// W1.chain's expression over a 2048² block in 8.8 ms by tiles against
+// 11.1 ms by 64 Ki-element strips; 512 to 8,192 elements per tile
+// measured alike.
 const TileElems = 2048
 
 // tileProgram is an element-wise expression compiled to a list of loops
-// (kernels.Loop), run tile by tile over contiguous inputs: each step reads
+// (kernels.Loop), run tile by tile (run): each step reads
 // inputs, constants and earlier steps' tiles and writes a tile of its own,
 // the last one the output. It is the numexpr way of evaluating a chain,
 // without evalWhole's per-call checks and allocations, which at this tile
@@ -122,26 +123,16 @@ func compileTiles(e *plan.Expr) *tileProgram {
 	return p
 }
 
-// contiguousData returns the bytes of o's n elements when o is a
-// C-contiguous view of shape.
-func contiguousData(o kernels.Operand, shape []int, n int) ([]byte, bool) {
-	if len(o.Shape) != len(shape) {
-		return nil, false
-	}
+// cOrder reports whether strides walk shape in C order (axes of length 1
+// may have any stride).
+func cOrder(strides, shape []int) bool {
 	cs := CStrides(shape)
-	for d, s := range shape {
-		if o.Shape[d] != s {
-			return nil, false
-		}
-		if o.Strides != nil && s > 1 && o.Strides[d] != cs[d] {
-			return nil, false
+	for d, n := range shape {
+		if n > 1 && strides[d] != cs[d] {
+			return false
 		}
 	}
-	sz := o.DType.Size()
-	if (o.Offset+n)*sz > len(o.Data) {
-		return nil, false
-	}
-	return o.Data[o.Offset*sz : (o.Offset+n)*sz], true
+	return true
 }
 
 // minTileRow is the shortest row (last axis) run evaluates row by row
@@ -193,9 +184,7 @@ func (p *tileProgram) run(alloc Allocator, shape []int, leaf func(int) kernels.O
 		if n > 0 && (o.Offset < 0 || (last+1)*o.DType.Size() > len(o.Data)) {
 			return false
 		}
-		if _, ok := contiguousData(o, shape, n); !ok {
-			flat = false
-		}
+		flat = flat && cOrder(st, shape)
 		leaves[i] = tileLeaf{data: o.Data, dt: o.DType, off: o.Offset, strides: st}
 	}
 	rowLen := n
