@@ -154,7 +154,7 @@ type tileLeaf struct {
 
 // run evaluates the program over shape into dst, tile elements at a time,
 // and reports whether it did. Inputs that are contiguous views of the
-// whole block are read as one run; otherwise, with rows of at least
+// whole block are read as one row of it; otherwise, with rows of at least
 // minTileRow elements, row by row, each input's row contiguous (a leading
 // axis broadcast or sliced: any outer strides) or one element repeated (a
 // trailing axis broadcast). Any other input (a transposed one) leaves the
@@ -187,25 +187,31 @@ func (p *tileProgram) run(alloc Allocator, shape []int, leaf func(int) kernels.O
 		flat = flat && cOrder(st, shape)
 		leaves[i] = tileLeaf{data: o.Data, dt: o.DType, off: o.Offset, strides: st}
 	}
-	rowLen := n
+	if n == 0 {
+		return true
+	}
+	if flat {
+		// One row of the whole block, each input one contiguous run.
+		shape = []int{n}
+		for i := range leaves {
+			leaves[i].strides = []int{1}
+		}
+	} else if shape[nd-1] < minTileRow {
+		return false
+	}
+	nd = len(shape)
+	rowLen := shape[nd-1]
 	held := p.slots * plan.MaxElemBytes
 	for _, c := range p.consts {
 		held += c.DType.Size()
 	}
-	if !flat {
-		if nd == 0 || shape[nd-1] < minTileRow {
+	for _, l := range leaves {
+		switch l.strides[nd-1] {
+		case 0:
+			held += l.dt.Size()
+		case 1:
+		default:
 			return false
-		}
-		rowLen = shape[nd-1]
-		for i := range leaves {
-			switch leaves[i].strides[nd-1] {
-			case 0:
-				held += leaves[i].dt.Size()
-				leaves[i].repeat = []byte{} // filled below
-			case 1:
-			default:
-				return false
-			}
 		}
 	}
 	// The tiles held (slots at the widest element, constants and repeated
@@ -217,7 +223,7 @@ func (p *tileProgram) run(alloc Allocator, shape []int, leaf func(int) kernels.O
 	if limit < 1 {
 		return false // a block or strips of a few elements: evalStrips
 	}
-	tile = min(tile, limit, max(rowLen, 1))
+	tile = min(tile, limit, rowLen)
 	var bufs [][]byte
 	defer func() {
 		for _, b := range bufs {
@@ -239,23 +245,12 @@ func (p *tileProgram) run(alloc Allocator, shape []int, leaf func(int) kernels.O
 		kernels.Fill(consts[k], c.DType, kernels.ScalarBytes(toKernelScalar(c.Value), c.DType))
 	}
 	for i := range leaves {
-		if leaves[i].repeat != nil {
+		if leaves[i].strides[nd-1] == 0 {
 			leaves[i].repeat = take(tile * leaves[i].dt.Size())
 		}
 	}
 	cur := make([][]byte, len(leaves))
 	args := make([][]byte, len(p.steps)*3)
-	if flat {
-		for lo := 0; lo < n; lo += tile {
-			cnt := min(tile, n-lo)
-			for i, l := range leaves {
-				sz := l.dt.Size()
-				cur[i] = l.data[(l.off+lo)*sz : (l.off+lo+cnt)*sz]
-			}
-			p.step(cur, consts, slots, args, dst[lo*p.outSize():], cnt)
-		}
-		return true
-	}
 	idx := make([]int, nd-1) // the row's index over the outer axes
 	base := make([]int, len(leaves))
 	for r := 0; r < n/rowLen; r++ {
