@@ -12,7 +12,7 @@ import (
 // writes from its table, and vector_float32_amd64.go what gen_vector.go
 // writes from vector_float64_amd64.go.
 func TestGeneratedLoopsCurrent(t *testing.T) {
-	for gen, file := range map[string]string{"gen_loops.go": "loops_gen.go", "gen_vector.go": "vector_float32_amd64.go", "gen_compare.go": "compare_gen_amd64.go"} {
+	for gen, file := range map[string]string{"gen_loops.go": "loops_gen.go", "gen_vector.go": "vector_float32_amd64.go", "gen_compare.go": "compare_gen_amd64.go", "gen_math512.go": "vector_math512_amd64.go"} {
 		checkGenerated(t, gen, file)
 	}
 }

@@ -85,3 +85,10 @@ func vectorRowsOf[T any](f func(x []T, m T) T, g func(d, x []T)) func(acc, x []b
 		return r
 	}
 }
+
+// mathVariant is a set of vector exp and log kernels (one instruction-set
+// width) and its name.
+type mathVariant struct {
+	name    string
+	kernels map[opDType]kernel
+}

@@ -66,9 +66,9 @@ func newExpConsts() expConsts {
 
 // outside returns the mask (bit i for lane i) of the lanes of x that
 // expVec does not compute: |x| > 708 or NaN.
-func (e *expConsts) outside(x archsimd.Float64x4) uint8 {
+func (e *expConsts) outside(x archsimd.Float64x4) uint64 {
 	ax := x.AsInt64x4().And(e.absMask).AsFloat64x4()
-	return ^ax.LessEqual(e.limit).ToBits() & 0xf
+	return uint64(^ax.LessEqual(e.limit).ToBits()) & (1<<lanesFloat64 - 1)
 }
 
 // expVec is exp of four lanes with |x| ≤ 708.
@@ -104,25 +104,25 @@ func (e *expConsts) expVec(x archsimd.Float64x4) archsimd.Float64x4 {
 func expFloat64(d, xs []float64) {
 	xs = xs[:len(d)]
 	e := newExpConsts()
-	for len(d) >= 4 {
-		x := archsimd.LoadFloat64x4Slice(xs[0:4])
-		e.expVec(x).StoreSlice(d[0:4])
+	for len(d) >= lanesFloat64 {
+		x := archsimd.LoadFloat64x4Slice(xs[:lanesFloat64])
+		e.expVec(x).StoreSlice(d[:lanesFloat64])
 		if out := e.outside(x); out != 0 {
 			clearUpper() // the scalar code is legacy SSE
-			for i, v := range xs[:4] {
+			for i, v := range xs[:lanesFloat64] {
 				if out>>i&1 != 0 {
 					d[i] = math.Exp(v)
 				}
 			}
 		}
-		d, xs = d[4:], xs[4:]
+		d, xs = d[lanesFloat64:], xs[lanesFloat64:]
 	}
 	if len(d) > 0 {
-		var buf [4]float64
+		var buf [lanesFloat64]float64
 		copy(buf[:], xs)
-		x := archsimd.LoadFloat64x4(&buf)
+		x := archsimd.LoadFloat64x4Slice(buf[:])
 		out := e.outside(x)
-		e.expVec(x).Store(&buf)
+		e.expVec(x).StoreSlice(buf[:])
 		clearUpper()
 		for i, v := range xs {
 			d[i] = buf[i]
@@ -178,9 +178,9 @@ func newExp32Consts() exp32Consts {
 }
 
 // outside returns the mask of the lanes of x with |x| > 86 or NaN.
-func (e *exp32Consts) outside(x archsimd.Float32x8) uint8 {
+func (e *exp32Consts) outside(x archsimd.Float32x8) uint64 {
 	ax := x.AsInt32x8().And(e.absMask).AsFloat32x8()
-	return ^ax.LessEqual(e.limit).ToBits()
+	return uint64(^ax.LessEqual(e.limit).ToBits()) & (1<<lanesFloat32 - 1)
 }
 
 // expVec is exp of eight lanes with |x| ≤ 86.
@@ -207,25 +207,25 @@ func (e *exp32Consts) expVec(x archsimd.Float32x8) archsimd.Float32x8 {
 func expFloat32(d, xs []float32) {
 	xs = xs[:len(d)]
 	e := newExp32Consts()
-	for len(d) >= 8 {
-		x := archsimd.LoadFloat32x8Slice(xs[0:8])
-		e.expVec(x).StoreSlice(d[0:8])
+	for len(d) >= lanesFloat32 {
+		x := archsimd.LoadFloat32x8Slice(xs[:lanesFloat32])
+		e.expVec(x).StoreSlice(d[:lanesFloat32])
 		if out := e.outside(x); out != 0 {
 			clearUpper() // the scalar code is legacy SSE
-			for i, v := range xs[:8] {
+			for i, v := range xs[:lanesFloat32] {
 				if out>>i&1 != 0 {
 					d[i] = float32(math.Exp(float64(v)))
 				}
 			}
 		}
-		d, xs = d[8:], xs[8:]
+		d, xs = d[lanesFloat32:], xs[lanesFloat32:]
 	}
 	if len(d) > 0 {
-		var buf [8]float32
+		var buf [lanesFloat32]float32
 		copy(buf[:], xs)
-		x := archsimd.LoadFloat32x8(&buf)
+		x := archsimd.LoadFloat32x8Slice(buf[:])
 		out := e.outside(x)
-		e.expVec(x).Store(&buf)
+		e.expVec(x).StoreSlice(buf[:])
 		clearUpper()
 		for i, v := range xs {
 			d[i] = buf[i]

@@ -12,21 +12,23 @@ import (
 // For positive normal finite x: x = 2^k·m with m in [√2/2, √2), found from
 // the bits (subtracting the bits of √2/2 makes the exponent field k's), and
 // log(x) = k·ln2 + log(1+f), f = m − 1. With s = f/(2+f),
-// log(1+f) = 2·atanh(s) = f − s·(f − R), R = Σ 2s^(2n)/(2n+1): |s| ≤ 0.1716,
-// so ten terms leave a truncation error below 1e-18 relative. The terms are
-// combined as in the classic scalar log, f − (f²/2 − s·(f²/2 + R)), so that
-// only small corrections are rounded before the last subtraction, and k·ln2
-// is split in an exact k·ln2Hi and a small k·ln2Lo. Zero, negative and
+// log(1+f) = 2·atanh(s) = f − s·(f − R), R ≈ Σ 2s^(2n)/(2n+1). For
+// |s| ≤ 0.1716, R is the classic scalar log's (fdlibm's, and Go's
+// math.Log's) minimax polynomial of degree 7 in s², whose error is below
+// 2^-58; the Taylor series needs ten terms for the same. The terms are
+// combined as in that scalar log, f − (f²/2 − s·(f²/2 + R)), so that only
+// small corrections are rounded before the last subtraction, and k·ln2 is
+// split in an exact k·ln2Hi and a small k·ln2Lo. Zero, negative and
 // subnormal inputs, infinities and NaN are computed by logF, the generated
 // loop's function, so special values have its bits.
 
-// logCoef[i] = 2/(2i+3), the coefficients of R in powers of s².
-var logCoef = func() (c [10]float64) {
-	for i := range c {
-		c[i] = 2 / float64(2*i+3)
-	}
-	return c
-}()
+// logCoef are the coefficients of R in powers of s², from s² up: fdlibm's
+// Lg1–Lg7 (Go's math.Log has them as L1–L7).
+var logCoef = [7]float64{
+	6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+	2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+	1.479819860511658591e-01,
+}
 
 type logConsts struct {
 	minNormal, inf, one, two, half, ln2Hi, ln2Lo, kBias, twoM32 archsimd.Float64x4
@@ -61,8 +63,8 @@ func newLogConsts() logConsts {
 
 // outside returns the mask (bit i for lane i) of the lanes of x that
 // logVec does not compute: zero, negative, subnormal, infinite or NaN.
-func (l *logConsts) outside(x archsimd.Float64x4) uint8 {
-	return ^x.GreaterEqual(l.minNormal).And(x.Less(l.inf)).ToBits() & 0xf
+func (l *logConsts) outside(x archsimd.Float64x4) uint64 {
+	return uint64(^x.GreaterEqual(l.minNormal).And(x.Less(l.inf)).ToBits()) & (1<<lanesFloat64 - 1)
 }
 
 // logVec is log of four positive normal finite lanes.
@@ -81,19 +83,16 @@ func (l *logConsts) logVec(x archsimd.Float64x4) archsimd.Float64x4 {
 	s := f.Div(l.two.Add(f))
 	z := s.Mul(s)
 	c := &l.c
-	p := c[9].MulAdd(z, c[8])
-	p = p.MulAdd(z, c[7])
-	p = p.MulAdd(z, c[6])
-	p = p.MulAdd(z, c[5])
+	p := c[6].MulAdd(z, c[5])
 	p = p.MulAdd(z, c[4])
 	p = p.MulAdd(z, c[3])
 	p = p.MulAdd(z, c[2])
 	p = p.MulAdd(z, c[1])
 	p = p.MulAdd(z, c[0])
-	r := p.Mul(z)
 	hfsq := l.half.Mul(f).Mul(f)
-	t := s.MulAdd(hfsq.Add(r), k.Mul(l.ln2Lo))
-	return k.Mul(l.ln2Hi).Sub(hfsq.Sub(t).Sub(f))
+	// hfsq + R = p·z + hfsq; k·ln2Hi is exact, so the last sum rounds once.
+	t := s.MulAdd(p.MulAdd(z, hfsq), k.Mul(l.ln2Lo))
+	return k.MulAdd(l.ln2Hi, f.Sub(hfsq.Sub(t)))
 }
 
 // logFloat64 is d[i] = logF(xs[i]), each result depending only on its
@@ -101,25 +100,28 @@ func (l *logConsts) logVec(x archsimd.Float64x4) archsimd.Float64x4 {
 func logFloat64(d, xs []float64) {
 	xs = xs[:len(d)]
 	l := newLogConsts()
-	for len(d) >= 4 {
-		x := archsimd.LoadFloat64x4Slice(xs[0:4])
-		l.logVec(x).StoreSlice(d[0:4])
+	for len(d) >= lanesFloat64 {
+		x := archsimd.LoadFloat64x4Slice(xs[:lanesFloat64])
+		l.logVec(x).StoreSlice(d[:lanesFloat64])
 		if out := l.outside(x); out != 0 {
 			clearUpper() // the scalar code is legacy SSE
-			for i, v := range xs[:4] {
+			for i, v := range xs[:lanesFloat64] {
 				if out>>i&1 != 0 {
 					d[i] = logF(v)
 				}
 			}
 		}
-		d, xs = d[4:], xs[4:]
+		d, xs = d[lanesFloat64:], xs[lanesFloat64:]
 	}
 	if len(d) > 0 {
-		buf := [4]float64{1, 1, 1, 1}
+		var buf [lanesFloat64]float64
+		for i := range buf {
+			buf[i] = 1 // log(1) is computed by the vector, whatever the padding
+		}
 		copy(buf[:], xs)
-		x := archsimd.LoadFloat64x4(&buf)
+		x := archsimd.LoadFloat64x4Slice(buf[:])
 		out := l.outside(x)
-		l.logVec(x).Store(&buf)
+		l.logVec(x).StoreSlice(buf[:])
 		clearUpper()
 		for i, v := range xs {
 			d[i] = buf[i]
@@ -159,15 +161,15 @@ func newLog32Consts() log32Consts {
 		bias:     archsimd.BroadcastInt32x8(127),
 	}
 	for i := range l.c {
-		l.c[i] = archsimd.BroadcastFloat32x8(float32(logCoef[i]))
+		l.c[i] = archsimd.BroadcastFloat32x8(2 / float32(2*i+3)) // Taylor: 2/3, 2/5, 2/7, 2/9
 	}
 	return l
 }
 
 // outside returns the mask of the lanes of x that are zero, negative,
 // subnormal, infinite or NaN.
-func (l *log32Consts) outside(x archsimd.Float32x8) uint8 {
-	return ^x.GreaterEqual(l.minNormal).And(x.Less(l.inf)).ToBits()
+func (l *log32Consts) outside(x archsimd.Float32x8) uint64 {
+	return uint64(^x.GreaterEqual(l.minNormal).And(x.Less(l.inf)).ToBits()) & (1<<lanesFloat32 - 1)
 }
 
 // logVec is log of eight positive normal finite lanes.
@@ -193,25 +195,28 @@ func (l *log32Consts) logVec(x archsimd.Float32x8) archsimd.Float32x8 {
 func logFloat32(d, xs []float32) {
 	xs = xs[:len(d)]
 	l := newLog32Consts()
-	for len(d) >= 8 {
-		x := archsimd.LoadFloat32x8Slice(xs[0:8])
-		l.logVec(x).StoreSlice(d[0:8])
+	for len(d) >= lanesFloat32 {
+		x := archsimd.LoadFloat32x8Slice(xs[:lanesFloat32])
+		l.logVec(x).StoreSlice(d[:lanesFloat32])
 		if out := l.outside(x); out != 0 {
 			clearUpper() // the scalar code is legacy SSE
-			for i, v := range xs[:8] {
+			for i, v := range xs[:lanesFloat32] {
 				if out>>i&1 != 0 {
 					d[i] = float32(logF(float64(v)))
 				}
 			}
 		}
-		d, xs = d[8:], xs[8:]
+		d, xs = d[lanesFloat32:], xs[lanesFloat32:]
 	}
 	if len(d) > 0 {
-		buf := [8]float32{1, 1, 1, 1, 1, 1, 1, 1}
+		var buf [lanesFloat32]float32
+		for i := range buf {
+			buf[i] = 1 // log(1) is computed by the vector, whatever the padding
+		}
 		copy(buf[:], xs)
-		x := archsimd.LoadFloat32x8(&buf)
+		x := archsimd.LoadFloat32x8Slice(buf[:])
 		out := l.outside(x)
-		l.logVec(x).Store(&buf)
+		l.logVec(x).StoreSlice(buf[:])
 		clearUpper()
 		for i, v := range xs {
 			d[i] = buf[i]
