@@ -166,7 +166,7 @@ func expFloat64AVX512(d, xs []float64) {
 		x1 := archsimd.LoadFloat64x8Slice(xs[w : 2*w])
 		expVec(x0, l2e, sh, nh, nl, c0, c1, c2, c3, c4, h0, h1, l0, l1).StoreSlice(d[:w])
 		expVec(x1, l2e, sh, nh, nl, c0, c1, c2, c3, c4, h0, h1, l0, l1).StoreSlice(d[w : 2*w])
-		if e.inside(x0).And(e.inside(x1)).ToBits() != 1<<w-1 {
+		if e.inside(x0).ToBits()&e.inside(x1).ToBits() != 1<<w-1 {
 			e.redoOutside(d[:2*w], xs[:2*w])
 		}
 		d, xs = d[2*w:], xs[2*w:]
