@@ -137,3 +137,78 @@ func computeFusedValues(t *testing.T, outs []*plan.Array) [][]float64 {
 	v, _ := computeFused(t, outs...)
 	return v
 }
+
+// A target no op reads, larger than the kernel's dirty-page limit, is
+// written with O_DIRECT, every chunk of it (1 MiB chunks, which the
+// allocator aligns; the short last chunk too), with the values a write
+// through the page cache gives; intermediates, targets that fit under the
+// limit, and compressed targets are written through the page cache.
+func TestDirectWrites(t *testing.T) {
+	spec := testSpec(t)
+	dir := t.TempDir()
+	v := make([]float64, 60*16384)
+	for i := range v {
+		v[i] = math.Sin(float64(i + 1))
+	}
+	x := literal(t, spec, []int{60, 16384}, []any{8, 16384}, v)
+	double := func() *plan.Array {
+		r, err := ops.Elemwise("add", ops.Operand{Array: x}, ops.Operand{Array: x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var written atomic.Int64
+	saved := directWriteHook
+	directWriteHook = func(*plan.Array) { written.Add(1) }
+	t.Cleanup(func() { directWriteHook = saved })
+	savedLimit := dirtyLimit
+	t.Cleanup(func() { dirtyLimit = savedLimit })
+	store := func(limit int64, path string, codecs []zarr.Codec) []float64 {
+		dirtyLimit = func() int64 { return limit }
+		written.Store(0)
+		out, err := ops.ToZarr(double(), plan.ZarrRef{Store: dir, Path: path, Compressors: codecs}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compute(t, Options{}, out)
+		back, err := ops.FromZarr(context.Background(), dir, path, nil, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return compute(t, Options{}, back)[0]
+	}
+	direct := store(1, "direct", nil)
+	if n := written.Load(); n != 8 {
+		t.Fatalf("%d chunks written directly, want all 8", n)
+	}
+	cached := store(1<<40, "cached", nil)
+	if n := written.Load(); n != 0 {
+		t.Fatalf("%d chunks written directly under the dirty-page limit", n)
+	}
+	for i := range v {
+		if direct[i] != 2*v[i] || cached[i] != 2*v[i] {
+			t.Fatalf("element %d: direct %v, cached %v, want %v", i, direct[i], cached[i], 2*v[i])
+		}
+	}
+	store(1, "zstd", []zarr.Codec{zarr.ZstdCodec(1, false)})
+	if n := written.Load(); n != 0 {
+		t.Fatalf("%d compressed chunks written directly", n)
+	}
+	// An array a later op reads is an intermediate: not direct.
+	dirtyLimit = func() int64 { return 1 }
+	inner := double()
+	s, err := ops.Reduce("sum", inner, []int{0}, false, nil, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build([]*plan.Array{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := range directWrites(p) {
+		if a.Target == nil {
+			t.Fatalf("array %s without a target planned for direct writes", a.Name)
+		}
+	}
+}

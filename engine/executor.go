@@ -188,6 +188,9 @@ type job struct {
 	// stored array read several times (lastPassReads): a step finding
 	// their chunks out of the page cache reads them directly.
 	lastPass map[*plan.Op]map[int]bool
+	// directOut are the stored arrays written with direct I/O
+	// (directWrites).
+	directOut map[*plan.Array]bool
 }
 
 var computeCounter atomic.Int64
@@ -954,7 +957,7 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if outBytes != len(full) {
 		padInPlace(out.DType.Size(), outShape, chunk, full)
 	}
-	if err := z.WriteChunk(ctx, j.storage.chunkCoords(out, block), full); err != nil {
+	if err := j.writeChunk(ctx, z, out, j.storage.chunkCoords(out, block), full); err != nil {
 		return 0, err
 	}
 	return 0, nil
@@ -978,7 +981,7 @@ func (j *job) writeMirror(ctx context.Context, ta *taskAllocator, z *zarr.Array,
 	}
 	mirror := slices.Clone(block)
 	mirror[n-2], mirror[n-1] = block[n-1], block[n-2]
-	return z.WriteChunk(ctx, j.storage.chunkCoords(op.Output, mirror), buf)
+	return j.writeChunk(ctx, z, op.Output, j.storage.chunkCoords(op.Output, mirror), buf)
 }
 
 // mirrorUpper copies the upper triangle of a diagonal block of a mirrored
@@ -1053,7 +1056,7 @@ func (j *job) writeBlocks(ctx context.Context, ta *taskAllocator, z *zarr.Array,
 			clear(buf)
 		}
 		ops.StridedCopy(elem, bs, buf, 0, chunkStrides, data, src, srcStrides)
-		if err := z.WriteChunk(ctx, j.storage.chunkCoords(out, block), buf); err != nil {
+		if err := j.writeChunk(ctx, z, out, j.storage.chunkCoords(out, block), buf); err != nil {
 			return err
 		}
 		d := len(block) - 1

@@ -365,6 +365,34 @@ func (a *Array) ReadChunkDirect(ctx context.Context, coords []int, dst []byte) (
 	return a.store.(DirectReader).GetDirect(ctx, a.ChunkKey(coords), dst)
 }
 
+// CanWriteDirect reports whether WriteChunkDirect may write this array's
+// chunks: they are stored raw in the host's byte order in a store that
+// writes directly (a local file store).
+func (a *Array) CanWriteDirect() bool {
+	_, ok := a.store.(DirectWriter)
+	return ok && a.pipe.passThrough && hostLittleEndian && a.chunkBytes > 0
+}
+
+// WriteChunkDirect is WriteChunk bypassing the page cache (see
+// DirectWriter): it stores src, exactly ChunkBytes bytes, as the chunk at
+// coords, or deletes the key of a chunk that equals the fill value as
+// WriteChunk does. It declines (false, nil: write the chunk with
+// WriteChunk instead) unless the chunk is stored raw in the host's byte
+// order and the store writes src directly.
+func (a *Array) WriteChunkDirect(ctx context.Context, coords []int, src []byte) (bool, error) {
+	if !a.CanWriteDirect() {
+		return false, nil
+	}
+	if err := a.checkChunk(coords, len(src), "source"); err != nil {
+		return false, err
+	}
+	key := a.ChunkKey(coords)
+	if !a.writeEmptyChunks.Load() && a.matches(src) {
+		return true, a.store.Delete(ctx, key)
+	}
+	return a.store.(DirectWriter).SetDirect(ctx, key, src)
+}
+
 // hostLittleEndian reports whether the host stores elements
 // little-endian, as raw chunks hold them.
 var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

@@ -240,15 +240,9 @@ func (s *fileStore) Set(ctx context.Context, key string, value []byte) error {
 		return err
 	}
 	forgetOpenFile(ctx, p)
-	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			f, err = os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
-		}
-	}
+	f, err := s.createTemp(key, filepath.Dir(p))
 	if err != nil {
-		return s.err("set", key, err)
+		return err
 	}
 	tmp := f.Name()
 	_, werr := f.Write(value)
@@ -257,6 +251,29 @@ func (s *fileStore) Set(ctx context.Context, key string, value []byte) error {
 		os.Remove(tmp)
 		return s.err("set", key, err)
 	}
+	return s.publish(key, tmp, p)
+}
+
+// createTemp creates the temporary file a value of key is written to
+// before publish renames it into place, in dir (made if missing). Its
+// name marks it as this package's, so that sweeps remove it if the
+// writer dies.
+func (s *fileStore) createTemp(key, dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.CreateTemp(dir, fileTempPrefix+tempOwner+"-*.tmp")
+		}
+	}
+	if err != nil {
+		return nil, s.err("set", key, err)
+	}
+	return f, nil
+}
+
+// publish makes the complete temporary file tmp the value of key at p,
+// atomically; on failure it removes tmp.
+func (s *fileStore) publish(key, tmp, p string) error {
 	// CreateTemp makes files readable by the owner only; values are plain
 	// data files like any other Zarr writer's.
 	_ = os.Chmod(tmp, 0o644)
