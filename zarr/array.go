@@ -383,12 +383,9 @@ func (a *Array) WriteChunkDirect(ctx context.Context, coords []int, src []byte) 
 	if !a.CanWriteDirect() {
 		return false, nil
 	}
-	if err := a.checkChunk(coords, len(src), "source"); err != nil {
-		return false, err
-	}
-	key := a.ChunkKey(coords)
-	if !a.writeEmptyChunks.Load() && a.matches(src) {
-		return true, a.store.Delete(ctx, key)
+	key, done, err := a.startWrite(ctx, coords, src)
+	if done {
+		return key != "", err // a bad chunk is not written; a deleted one is
 	}
 	return a.store.(DirectWriter).SetDirect(ctx, key, src)
 }
@@ -458,12 +455,9 @@ func (a *Array) getEncoded(ctx context.Context, key string) ([]byte, func(), err
 // Unless SetWriteEmptyChunks(true) was called, a chunk whose elements all
 // equal the fill value is not stored, and an existing key is deleted.
 func (a *Array) WriteChunk(ctx context.Context, coords []int, src []byte) error {
-	if err := a.checkChunk(coords, len(src), "source"); err != nil {
+	key, done, err := a.startWrite(ctx, coords, src)
+	if done {
 		return err
-	}
-	key := a.ChunkKey(coords)
-	if !a.writeEmptyChunks.Load() && a.matches(src) {
-		return a.store.Delete(ctx, key)
 	}
 	enc, release, err := a.pipe.encode(src)
 	if err != nil {
@@ -471,4 +465,20 @@ func (a *Array) WriteChunk(ctx context.Context, coords []int, src []byte) error 
 	}
 	defer release()
 	return a.store.Set(ctx, key, enc)
+}
+
+// startWrite is the start of WriteChunk and WriteChunkDirect: it checks
+// src for the chunk at coords and returns its key, or, unless
+// SetWriteEmptyChunks(true) was called, deletes the key of a chunk whose
+// elements all equal the fill value; done reports that the write is over
+// (a bad chunk, with an empty key, or the delete's result in err).
+func (a *Array) startWrite(ctx context.Context, coords []int, src []byte) (key string, done bool, err error) {
+	if err := a.checkChunk(coords, len(src), "source"); err != nil {
+		return "", true, err
+	}
+	key = a.ChunkKey(coords)
+	if !a.writeEmptyChunks.Load() && a.matches(src) {
+		return key, true, a.store.Delete(ctx, key)
+	}
+	return key, false, nil
 }

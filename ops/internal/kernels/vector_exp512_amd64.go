@@ -167,7 +167,7 @@ func expFloat64AVX512(d, xs []float64) {
 		expVec(x0, l2e, sh, nh, nl, c0, c1, c2, c3, c4, h0, h1, l0, l1).StoreSlice(d[:w])
 		expVec(x1, l2e, sh, nh, nl, c0, c1, c2, c3, c4, h0, h1, l0, l1).StoreSlice(d[w : 2*w])
 		if e.inside(x0).ToBits()&e.inside(x1).ToBits() != 1<<w-1 {
-			e.redoOutside(d[:2*w], xs[:2*w])
+			redoExpOutside(d[:2*w], xs[:2*w])
 		}
 		d, xs = d[2*w:], xs[2*w:]
 	}
@@ -176,14 +176,14 @@ func expFloat64AVX512(d, xs []float64) {
 		n := copy(buf[:], xs)
 		expVec(archsimd.LoadFloat64x8Slice(buf[:]), l2e, sh, nh, nl, c0, c1, c2, c3, c4, h0, h1, l0, l1).StoreSlice(buf[:])
 		copy(d, buf[:n])
-		e.redoOutside(d[:n], xs[:n])
+		redoExpOutside(d[:n], xs[:n])
 		d, xs = d[n:], xs[n:]
 	}
 }
 
-// redoOutside recomputes by math.Exp the elements of d whose input is
+// redoExpOutside recomputes by math.Exp the elements of d whose input is
 // outside expVec's range (or NaN).
-func (e *exp512Consts) redoOutside(d, xs []float64) {
+func redoExpOutside(d, xs []float64) {
 	clearUpper() // the scalar code is legacy SSE
 	for i, v := range xs {
 		if !(math.Abs(v) <= expLimit) {

@@ -33,7 +33,7 @@ var logCoef = [7]float64{
 type logConsts struct {
 	minNormal, inf, one, two, half, ln2Hi, ln2Lo, kBias, twoM32 archsimd.Float64x4
 	offset, mantissa, sqrtHalf, highWord, expField              archsimd.Uint64x4
-	c                                                           [10]archsimd.Float64x4
+	c                                                           [len(logCoef)]archsimd.Float64x4
 }
 
 func newLogConsts() logConsts {

@@ -89,7 +89,7 @@ func expFloat32AVX512(d, xs []float32) {
 type logConstsAVX512 struct {
 	minNormal, inf, one, two, half, ln2Hi, ln2Lo, kBias, twoM32 archsimd.Float64x8
 	offset, mantissa, sqrtHalf, highWord, expField              archsimd.Uint64x8
-	c                                                           [10]archsimd.Float64x8
+	c                                                           [len(logCoef)]archsimd.Float64x8
 }
 
 func newLogConstsAVX512() logConstsAVX512 {
