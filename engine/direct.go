@@ -30,7 +30,7 @@ func (j *job) planDirectReads(ctx context.Context) {
 		z, err := j.storage.array(ctx, a)
 		return err == nil && z.CanReadDirect()
 	}
-	j.direct = directReads(j.plan)
+	j.direct = directReads(j.plan, func(a *plan.Array) bool { return j.cold(ctx, a) })
 	for a := range j.direct {
 		if !readable(a) {
 			delete(j.direct, a)
@@ -54,28 +54,87 @@ func (j *job) planDirectReads(ctx context.Context) {
 
 // directReads returns the stored source arrays of p whose whole chunks are
 // read with direct I/O (zarr.Array.ReadChunkDirect) instead of through the
-// page cache: when the stored arrays p reads add up to more than the
-// machine's memory, those of them that one op reads, in whole chunks
-// (plan.Op.ReadsWholeChunks), are read once in all, so caching them
-// only evicts other pages, and never pays back: a later scan of data larger
-// than the cache finds its start evicted by its end. Reading them
-// directly saves the copy out of the page cache and the work of filling
-// and reclaiming it, which on a cold read costs more CPU than the
-// arithmetic of a reduction (docs/execution.md, "Direct reads"). Such
+// page cache: those that one op reads, in whole chunks
+// (plan.Op.ReadsWholeChunks), so once in all, when
+//
+//   - the stored arrays p reads add up to more than the machine's memory:
+//     caching them only evicts other pages, and never pays back, since a
+//     later scan of data larger than the cache finds its start evicted by
+//     its end; or
+//   - the array is a large scan (coldScan: at least a quarter of the
+//     machine's memory) whose chunks are mostly out of the page cache
+//     (cold, sampled by the caller: job.cold). Filling the cache with it
+//     would cost more CPU than the arithmetic of a reduction and evict a
+//     quarter of the cache or more for a later computation that may never
+//     come; one that does reads it from the disk again, at the disk's
+//     speed. Databases decide so too: PostgreSQL scans a table larger
+//     than a quarter of its buffers through a small ring of them, Oracle
+//     reads a large table that is not mostly cached past its cache.
+//
+// Reading them directly saves the copy out of the page cache and the work
+// of filling and reclaiming it, which on a cold read costs more CPU than
+// the arithmetic of a reduction (docs/execution.md, "Direct reads"). Such
 // arrays are neither mapped, prefetched into the page cache, nor read in
-// parts. Nil when nothing qualifies.
-func directReads(p *plan.Plan) map[*plan.Array]bool {
+// parts. Nil when nothing qualifies (CUBEGO_DIRECT_READS=1: every array
+// read once in whole chunks; =0: none).
+func directReads(p *plan.Plan, cold func(*plan.Array) bool) map[*plan.Array]bool {
+	if directSetting == "0" {
+		return nil
+	}
 	readers := beyondMemory(p)
+	all := readers != nil
+	if !all {
+		readers, _ = storedReaders(p)
+	}
+	mem := physicalMemory()
 	var out map[*plan.Array]bool
 	for a, rs := range readers {
-		if len(rs) == 1 && rs[0].op.ReadsWholeChunks(rs[0].in) {
-			if out == nil {
-				out = map[*plan.Array]bool{}
-			}
-			out[a] = true
+		if len(rs) != 1 || !rs[0].op.ReadsWholeChunks(rs[0].in) {
+			continue
 		}
+		if !all && !(mem > 0 && a.NBytes() >= mem/coldScan && cold != nil && cold(a)) {
+			continue
+		}
+		if out == nil {
+			out = map[*plan.Array]bool{}
+		}
+		out[a] = true
 	}
 	return out
+}
+
+// coldScan is the share of the machine's memory (1/coldScan) from which
+// directReads reads an array read once directly when it is cold.
+const coldScan = 4
+
+// coldSamples is how many chunks, spread evenly over its chunk grid,
+// job.cold looks at.
+const coldSamples = 8
+
+// cold reports whether the stored array a has its chunks mostly out of the
+// page cache: on average less than half of each of coldSamples chunks
+// spread over its grid (zarr.Array.ChunkResident, which reads nothing).
+// False on a store that cannot tell.
+func (j *job) cold(ctx context.Context, a *plan.Array) bool {
+	z, err := j.storage.array(ctx, a)
+	if err != nil {
+		return false
+	}
+	grid := z.GridShape()
+	n := plan.Prod(grid)
+	if n == 0 {
+		return false
+	}
+	k := min(int64(coldSamples), n)
+	total := 0.0
+	for i := range k {
+		f, ok := z.ChunkResident(ctx, unravel(i*n/k+(n/k)/2, grid))
+		if !ok {
+			return false
+		}
+		total += f
+	}
+	return total < uncachedMax*float64(k)
 }
 
 // directWrites returns the stored arrays of p whose chunks are written
@@ -146,14 +205,9 @@ type reader struct {
 	in int
 }
 
-// beyondMemory returns the readers of each stored source array of p, in
-// the plan's order, when those arrays add up to more than the machine's
-// memory (CUBEGO_DIRECT_READS=1: whatever they add up to; =0: never), and
-// nil otherwise: the plans whose inputs the page cache cannot hold.
-func beyondMemory(p *plan.Plan) map[*plan.Array][]reader {
-	if directSetting == "0" {
-		return nil
-	}
+// storedReaders returns the readers of each stored source array of p, in
+// the plan's order, and the bytes those arrays add up to.
+func storedReaders(p *plan.Plan) (map[*plan.Array][]reader, int64) {
 	readers := map[*plan.Array][]reader{}
 	var total int64
 	for _, o := range p.Ops {
@@ -168,6 +222,18 @@ func beyondMemory(p *plan.Plan) map[*plan.Array][]reader {
 			readers[a] = append(readers[a], reader{o.Op, i})
 		}
 	}
+	return readers, total
+}
+
+// beyondMemory returns storedReaders(p) when those arrays add up to more
+// than the machine's memory (CUBEGO_DIRECT_READS=1: whatever they add up
+// to; =0: never), and nil otherwise: the plans whose inputs the page
+// cache cannot hold.
+func beyondMemory(p *plan.Plan) map[*plan.Array][]reader {
+	if directSetting == "0" {
+		return nil
+	}
+	readers, total := storedReaders(p)
 	if mem := physicalMemory(); directSetting != "1" && (mem <= 0 || total <= mem) {
 		return nil
 	}

@@ -113,7 +113,7 @@ func TestDirectReads(t *testing.T) {
 	p.Fuse()
 	j := &job{plan: p, storage: newStorage(t.TempDir())}
 	j.planDirectReads(context.Background())
-	if !directReads(p)[z] || j.direct[z] {
+	if !directReads(p, nil)[z] || j.direct[z] {
 		t.Fatal("a compressed array read once is planned direct but must be read through the page cache")
 	}
 	// A rechunk reading parts of chunks is not direct.
@@ -126,7 +126,7 @@ func TestDirectReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Fuse()
-	if dr := directReads(p); dr[u] {
+	if dr := directReads(p, nil); dr[u] {
 		t.Fatal("a rechunk reading parts of u's chunks reads u directly")
 	}
 }

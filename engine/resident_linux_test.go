@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -178,4 +179,100 @@ func firstKey(m map[int]bool) int {
 		return k
 	}
 	return -1
+}
+
+// dropFromCache writes back and drops from the page cache every file under
+// root.
+func dropFromCache(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A stored array read once, in whole chunks, of at least a quarter of the
+// machine's memory and mostly out of the page cache is read directly,
+// every chunk of it, with the values a read through the cache gives, though
+// the plan's inputs fit in memory; the same array in the cache, smaller
+// than a quarter of memory, or read twice is read through the cache.
+func TestColdScanReadsDirect(t *testing.T) {
+	dir := t.TempDir()
+	spec := testSpec(t)
+	vals := func(seed float64) []float64 {
+		v := make([]float64, 64*16384)
+		for i := range v {
+			v[i] = math.Sin(seed * float64(i+1))
+		}
+		return v
+	}
+	// 1 MiB chunks, which the allocator aligns to a page.
+	u := storedArray(t, spec, dir, "u", []int{64, 16384}, []any{8, 16384}, vals(1))
+	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, vals(2))
+	mean := func(a *plan.Array) *plan.Array {
+		r, err := ops.Reduce("mean", a, []int{0}, false, nil, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	d, err := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: mean(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsum, err := ops.Reduce("sum", d, nil, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := []*plan.Array{mean(u), dsum}
+	counts := countDirect(t)
+	counts[u], counts[x] = &atomic.Int64{}, &atomic.Int64{}
+	// u is a quarter of memory; u and x together fit.
+	withMemory(t, 4*u.NBytes())
+	want := computeFusedValues(t, outs)
+	if nu, nx := counts[u].Load(), counts[x].Load(); nu != 0 || nx != 0 {
+		t.Fatalf("chunks read directly from the page cache: u %d, x %d; want 0, 0", nu, nx)
+	}
+	dropFromCache(t, filepath.Join(dir, "u"))
+	dropFromCache(t, filepath.Join(dir, "x"))
+	j := &job{storage: newStorage(t.TempDir())}
+	defer j.storage.close()
+	if !j.cold(context.Background(), u) {
+		t.Skip("pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)")
+	}
+	got := computeFusedValues(t, outs)
+	for k := range want {
+		for i := range want[k] {
+			if math.Float64bits(got[k][i]) != math.Float64bits(want[k][i]) {
+				t.Fatalf("output %d element %d: %v read cold, %v from the cache", k, i, got[k][i], want[k][i])
+			}
+		}
+	}
+	if nu, nx := counts[u].Load(), counts[x].Load(); nu != 8 || nx != 0 {
+		t.Fatalf("chunks read directly from a cold cache: u %d, x %d; want 8, 0", nu, nx)
+	}
+	// Read directly, u stays out of the cache: still cold, but now less
+	// than a quarter of memory.
+	if !j.cold(context.Background(), u) {
+		t.Fatal("u read directly came into the page cache")
+	}
+	withMemory(t, 4*u.NBytes()+8)
+	counts[u].Store(0)
+	computeFusedValues(t, outs)
+	if n := counts[u].Load(); n != 0 {
+		t.Fatalf("%d chunks of u, less than a quarter of memory, read directly", n)
+	}
 }

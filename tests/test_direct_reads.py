@@ -1,7 +1,8 @@
 """Direct (O_DIRECT) reads of stored raw chunks give the values numpy does.
 
 The engine reads an array directly only when the inputs exceed the machine's
-memory; ``CUBEGO_DIRECT_READS=1`` (read when the library loads, so in a new
+memory, or when it is a cold scan of at least a quarter of memory (the engine
+tests cover both choices); ``CUBEGO_DIRECT_READS=1`` (read when the library loads, so in a new
 process) forces it for arrays read once in whole chunks, and ``=0`` turns it
 off. Both must give the same bits.
 """
