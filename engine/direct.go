@@ -141,12 +141,12 @@ func (j *job) cold(ctx context.Context, a *plan.Array) bool {
 // with direct I/O (zarr.Array.WriteChunkDirect) instead of through the
 // page cache: outputs written to a target (to_zarr, store) that no op of
 // p reads, of more bytes than the kernel lets wait in the page cache
-// (dirtyLimit). Intermediates, which a later op or the caller reads back,
-// keep the page cache. A buffered writer of
-// such an output is held to the disk's speed once the cache holds that
-// much anyway, after paying to copy every byte into the cache and to
-// fill and reclaim it; on a VM whose balloon reports free memory to the
-// host, a write into a page that was free also faults to the host
+// before it paces writers to the disk's speed (dirtyFreerun).
+// Intermediates, which a later op or the caller reads back, keep the page
+// cache. A buffered writer of such an output is held to the disk's speed
+// anyway, after paying to copy every byte into the cache and to fill and
+// reclaim it; on a VM whose balloon reports free memory to the host, a
+// write into a page that was free also faults to the host
 // (docs/execution.md, "Direct writes": 8.6 GB took 19-20 s with 35-38 s
 // of system time through the cache, 6.0-6.7 s with 1.3 s directly).
 // Nil when nothing qualifies (CUBEGO_DIRECT_WRITES=1: whatever the size;
@@ -155,7 +155,7 @@ func directWrites(p *plan.Plan) map[*plan.Array]bool {
 	if directWriteSetting == "0" {
 		return nil
 	}
-	limit := dirtyLimit()
+	limit := dirtyFreerun()
 	if directWriteSetting != "1" && limit <= 0 {
 		return nil
 	}
@@ -193,6 +193,35 @@ func (j *job) writeChunk(ctx context.Context, z *zarr.Array, a *plan.Array, coor
 		}
 	}
 	return z.WriteChunk(ctx, coords, buf)
+}
+
+// freerun returns the bytes of written data the kernel lets wait in the
+// page cache before it starts to pace writers, on a machine of mem bytes
+// with the given vm.dirty_bytes, vm.dirty_ratio,
+// vm.dirty_background_bytes and vm.dirty_background_ratio (a byte setting
+// of 0 defers to its ratio): the midpoint of the background writeback
+// threshold and the dirty limit, below which balance_dirty_pages
+// (mm/page-writeback.c, dirty_freerun_ceiling) lets a writer run free and
+// above which it throttles the writer toward the rate the disk writes
+// back. The ratios are taken of all memory, an upper bound: the kernel
+// takes them of free and reclaimable memory only. 0 if unknown.
+func freerun(mem, limitBytes, limitRatio, bgBytes, bgRatio int64) int64 {
+	limit, bg := limitBytes, bgBytes
+	if limit <= 0 {
+		limit = mem * limitRatio / 100
+	}
+	if bg <= 0 {
+		bg = mem * bgRatio / 100
+	}
+	if limit <= 0 {
+		return 0
+	}
+	// The kernel holds the background threshold to half the limit when
+	// it is set at or above the limit.
+	if bg >= limit {
+		bg = limit / 2
+	}
+	return (limit + bg) / 2
 }
 
 // directWriteHook, when set (by tests), is called with the array of each

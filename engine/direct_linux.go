@@ -17,12 +17,11 @@ var physicalMemory = func() int64 {
 	return int64(si.Totalram) * int64(si.Unit)
 }
 
-// dirtyLimit returns how many bytes of written data the kernel lets wait
-// in the page cache before a writer must wait for the disk: vm.dirty_bytes,
-// else vm.dirty_ratio percent of the machine's memory (an upper bound: the
-// kernel takes the ratio of free and reclaimable memory only); 0 if
-// unknown.
-var dirtyLimit = func() int64 {
+// dirtyFreerun returns how many bytes of written data the kernel lets
+// wait in the page cache before it paces writers to the disk's speed
+// (freerun, from vm.dirty_bytes or vm.dirty_ratio and
+// vm.dirty_background_bytes or vm.dirty_background_ratio); 0 if unknown.
+var dirtyFreerun = func() int64 {
 	read := func(name string) int64 {
 		b, err := os.ReadFile("/proc/sys/vm/" + name)
 		if err != nil {
@@ -34,8 +33,6 @@ var dirtyLimit = func() int64 {
 		}
 		return v
 	}
-	if v := read("dirty_bytes"); v > 0 {
-		return v
-	}
-	return physicalMemory() * read("dirty_ratio") / 100
+	return freerun(physicalMemory(), read("dirty_bytes"), read("dirty_ratio"),
+		read("dirty_background_bytes"), read("dirty_background_ratio"))
 }

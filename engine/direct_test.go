@@ -138,7 +138,8 @@ func computeFusedValues(t *testing.T, outs []*plan.Array) [][]float64 {
 	return v
 }
 
-// A target no op reads, larger than the kernel's dirty-page limit, is
+// A target no op reads, larger than what the kernel lets wait in the page
+// cache before it paces writers (dirtyFreerun), is
 // written with O_DIRECT, every chunk of it (1 MiB chunks, which the
 // allocator aligns; the short last chunk too), with the values a write
 // through the page cache gives; intermediates, targets that fit under the
@@ -162,10 +163,10 @@ func TestDirectWrites(t *testing.T) {
 	saved := directWriteHook
 	directWriteHook = func(*plan.Array) { written.Add(1) }
 	t.Cleanup(func() { directWriteHook = saved })
-	savedLimit := dirtyLimit
-	t.Cleanup(func() { dirtyLimit = savedLimit })
+	savedLimit := dirtyFreerun
+	t.Cleanup(func() { dirtyFreerun = savedLimit })
 	store := func(limit int64, path string, codecs []zarr.Codec) []float64 {
-		dirtyLimit = func() int64 { return limit }
+		dirtyFreerun = func() int64 { return limit }
 		written.Store(0)
 		out, err := ops.ToZarr(double(), plan.ZarrRef{Store: dir, Path: path, Compressors: codecs}, nil)
 		if err != nil {
@@ -184,7 +185,7 @@ func TestDirectWrites(t *testing.T) {
 	}
 	cached := store(1<<40, "cached", nil)
 	if n := written.Load(); n != 0 {
-		t.Fatalf("%d chunks written directly under the dirty-page limit", n)
+		t.Fatalf("%d chunks written directly under the freerun limit", n)
 	}
 	for i := range v {
 		if direct[i] != 2*v[i] || cached[i] != 2*v[i] {
@@ -196,7 +197,7 @@ func TestDirectWrites(t *testing.T) {
 		t.Fatalf("%d compressed chunks written directly", n)
 	}
 	// An array a later op reads is an intermediate: not direct.
-	dirtyLimit = func() int64 { return 1 }
+	dirtyFreerun = func() int64 { return 1 }
 	inner := double()
 	s, err := ops.Reduce("sum", inner, []int{0}, false, nil, 4)
 	if err != nil {
@@ -209,6 +210,28 @@ func TestDirectWrites(t *testing.T) {
 	for a := range directWrites(p) {
 		if a.Target == nil {
 			t.Fatalf("array %s without a target planned for direct writes", a.Name)
+		}
+	}
+}
+
+// freerun is the midpoint of the background threshold and the dirty
+// limit, each from its byte setting or else its ratio of memory, with the
+// background threshold held below the limit as the kernel holds it.
+func TestFreerun(t *testing.T) {
+	const gb = int64(1) << 30
+	for _, c := range []struct {
+		name                                string
+		mem, limitB, limitR, bgB, bgR, want int64
+	}{
+		{"ratios (20% and 10% of 24 GiB)", 24 * gb, 0, 20, 0, 10, (24*gb*20/100 + 24*gb*10/100) / 2},
+		{"byte settings win over ratios", 24 * gb, 2 * gb, 20, 1 * gb, 10, 3 * gb / 2},
+		{"background at or above the limit is halved", 24 * gb, 2 * gb, 0, 4 * gb, 0, 3 * gb / 2},
+		{"no background threshold", 24 * gb, 2 * gb, 0, 0, 0, 1 * gb},
+		{"unknown memory", 0, 0, 20, 0, 10, 0},
+		{"no limit", 24 * gb, 0, 0, 0, 10, 0},
+	} {
+		if got := freerun(c.mem, c.limitB, c.limitR, c.bgB, c.bgR); got != c.want {
+			t.Errorf("%s: freerun %d, want %d", c.name, got, c.want)
 		}
 	}
 }
