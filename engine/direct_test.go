@@ -18,6 +18,16 @@ func withMemory(t *testing.T, mem int64) {
 	t.Cleanup(func() { physicalMemory = saved })
 }
 
+// sines returns n values sin(seed * (i+1)): distinct inputs for the
+// direct-I/O tests, whose results must match bit for bit.
+func sines(n int, seed float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.Sin(seed * float64(i+1))
+	}
+	return v
+}
+
 // countDirect counts the chunks read directly, per array.
 func countDirect(t *testing.T) map[*plan.Array]*atomic.Int64 {
 	counts := map[*plan.Array]*atomic.Int64{}
@@ -38,18 +48,11 @@ func countDirect(t *testing.T) map[*plan.Array]*atomic.Int64 {
 func TestDirectReads(t *testing.T) {
 	spec := testSpec(t)
 	dir := t.TempDir()
-	vals := func(seed float64) []float64 {
-		v := make([]float64, 64*16384)
-		for i := range v {
-			v[i] = math.Sin(seed * float64(i+1))
-		}
-		return v
-	}
 	// Chunks of 8 x 16384 float64: 1 MiB, in buffers the allocator aligns
 	// to a page (smaller ones are read through the page cache).
-	u := storedArray(t, spec, dir, "u", []int{64, 16384}, []any{8, 16384}, vals(1))
-	v := storedArray(t, spec, dir, "v", []int{64, 16384}, []any{8, 16384}, vals(2))
-	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, vals(3))
+	u := storedArray(t, spec, dir, "u", []int{64, 16384}, []any{8, 16384}, sines(64*16384, 1))
+	v := storedArray(t, spec, dir, "v", []int{64, 16384}, []any{8, 16384}, sines(64*16384, 2))
+	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, sines(64*16384, 3))
 	mul := func(a, b *plan.Array) *plan.Array {
 		r, _ := ops.Elemwise("multiply", ops.Operand{Array: a}, ops.Operand{Array: b})
 		return r
@@ -95,7 +98,7 @@ func TestDirectReads(t *testing.T) {
 	// A compressed array is read through the page cache (with its
 	// prefetch and folds in parts) even where the plan would read it
 	// directly.
-	zx := literal(t, testSpec(t), []int{64, 16384}, []any{8, 16384}, vals(4))
+	zx := literal(t, testSpec(t), []int{64, 16384}, []any{8, 16384}, sines(64*16384, 4))
 	zout, err := ops.ToZarr(zx, plan.ZarrRef{Store: dir, Path: "z", Compressors: []zarr.Codec{zarr.ZstdCodec(1, false)}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -212,16 +212,9 @@ func dropFromCache(t *testing.T, root string) {
 func TestColdScanReadsDirect(t *testing.T) {
 	dir := t.TempDir()
 	spec := testSpec(t)
-	vals := func(seed float64) []float64 {
-		v := make([]float64, 64*16384)
-		for i := range v {
-			v[i] = math.Sin(seed * float64(i+1))
-		}
-		return v
-	}
 	// 1 MiB chunks, which the allocator aligns to a page.
-	u := storedArray(t, spec, dir, "u", []int{64, 16384}, []any{8, 16384}, vals(1))
-	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, vals(2))
+	u := storedArray(t, spec, dir, "u", []int{64, 16384}, []any{8, 16384}, sines(64*16384, 1))
+	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, sines(64*16384, 2))
 	mean := func(a *plan.Array) *plan.Array {
 		r, err := ops.Reduce("mean", a, []int{0}, false, nil, 4)
 		if err != nil {
