@@ -66,9 +66,10 @@ type DirectReader interface {
 // DirectWriter is implemented by stores that can write a value bypassing
 // the operating system's page cache (O_DIRECT on a local file): for data
 // written once, not read back soon, and larger than the kernel lets wait
-// in its cache (its dirty-page limit), this saves the copy into the cache
-// and the work of filling and reclaiming it, and keeps the disk busy from
-// the first write instead of from the moment the cache is full. SetDirect
+// in its cache before it paces writers to the disk, this saves the copy
+// into the cache and the work of filling and reclaiming it, and keeps the
+// disk busy from the first write instead of from the moment the cache is
+// full. SetDirect
 // stores value under key as Set does (atomically; not synced); it
 // declines (false, nil) where it cannot (a file system or buffer alignment
 // that does not allow it), and the caller then writes as usual.
