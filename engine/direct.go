@@ -30,7 +30,7 @@ func (j *job) planDirectReads(ctx context.Context) {
 		z, err := j.storage.array(ctx, a)
 		return err == nil && z.CanReadDirect()
 	}
-	j.direct = directReads(j.plan, func(a *plan.Array) bool { return j.cold(ctx, a) })
+	j.direct = directReads(j.plan, func(a *plan.Array) bool { return readable(a) && j.cold(ctx, a) })
 	for a := range j.direct {
 		if !readable(a) {
 			delete(j.direct, a)
@@ -81,11 +81,8 @@ func directReads(p *plan.Plan, cold func(*plan.Array) bool) map[*plan.Array]bool
 	if directSetting == "0" {
 		return nil
 	}
-	readers := beyondMemory(p)
-	all := readers != nil
-	if !all {
-		readers, _ = storedReaders(p)
-	}
+	readers, total := storedReaders(p)
+	all := exceedsMemory(total)
 	mem := physicalMemory()
 	var out map[*plan.Array]bool
 	for a, rs := range readers {
@@ -120,21 +117,13 @@ func (j *job) cold(ctx context.Context, a *plan.Array) bool {
 	if err != nil {
 		return false
 	}
-	grid := z.GridShape()
-	n := plan.Prod(grid)
+	n := plan.Prod(z.GridShape())
 	if n == 0 {
 		return false
 	}
 	k := min(int64(coldSamples), n)
-	total := 0.0
-	for i := range k {
-		f, ok := z.ChunkResident(ctx, unravel(i*n/k+(n/k)/2, grid))
-		if !ok {
-			return false
-		}
-		total += f
-	}
-	return total < uncachedMax*float64(k)
+	f, ok := meanResident(ctx, z, (n/k)/2, n, int(k))
+	return ok && f < uncachedMax
 }
 
 // directWrites returns the stored arrays of p whose chunks are written
@@ -263,10 +252,17 @@ func beyondMemory(p *plan.Plan) map[*plan.Array][]reader {
 		return nil
 	}
 	readers, total := storedReaders(p)
-	if mem := physicalMemory(); directSetting != "1" && (mem <= 0 || total <= mem) {
+	if !exceedsMemory(total) {
 		return nil
 	}
 	return readers
+}
+
+// exceedsMemory reports whether stored inputs of total bytes are more
+// than the machine's memory (CUBEGO_DIRECT_READS=1: always).
+func exceedsMemory(total int64) bool {
+	mem := physicalMemory()
+	return directSetting == "1" || mem > 0 && total > mem
 }
 
 // lastPassReads returns, per op, the inputs it reads in the last pass over

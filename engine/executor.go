@@ -455,32 +455,36 @@ func (j *job) cachedAtEnd(ctx context.Context, p *plan.Plan) map[*plan.Array]boo
 			if err != nil {
 				continue
 			}
-			grid := z.GridShape()
-			n := plan.Prod(grid)
+			n := plan.Prod(z.GridShape())
 			if n < 2 {
 				continue
 			}
 			span := max(n/16, 1)
-			resident := func(first int64) (float64, bool) {
-				total, k := 0.0, 0
-				for i := range residencySamples {
-					f, ok := z.ChunkResident(ctx, unravel(first+int64(i)*span/residencySamples, grid))
-					if !ok {
-						return 0, false
-					}
-					total += f
-					k++
-				}
-				return total / float64(k), true
-			}
-			head, ok1 := resident(0)
-			tail, ok2 := resident(n - span)
+			head, ok1 := meanResident(ctx, z, 0, span, residencySamples)
+			tail, ok2 := meanResident(ctx, z, n-span, span, residencySamples)
 			if ok1 && ok2 && tail-head > 0.25 {
 				atEnd[a] = true
 			}
 		}
 	}
 	return atEnd
+}
+
+// meanResident returns the mean share of samples chunks of z in the page
+// cache (zarr.Array.ChunkResident, which reads nothing): the chunks at
+// flat indices first + i*span/samples, C order; ok is false on a store
+// that cannot tell.
+func meanResident(ctx context.Context, z *zarr.Array, first, span int64, samples int) (float64, bool) {
+	grid := z.GridShape()
+	total := 0.0
+	for i := range samples {
+		f, ok := z.ChunkResident(ctx, unravel(first+int64(i)*span/int64(samples), grid))
+		if !ok {
+			return 0, false
+		}
+		total += f
+	}
+	return total / float64(samples), true
 }
 
 // unravel returns the coordinates of flat index i (C order) in grid.
