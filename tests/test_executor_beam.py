@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import apache_beam  # noqa: F401 - a missing Beam fails this module, as it must
@@ -173,7 +174,24 @@ def test_max_workers_is_the_runners_parallelism_and_beam_runs_no_more(session):
     for f in futures:
         f.result(timeout=300)
     assert time.monotonic() - start >= 3.0  # at most two at a time
-    assert BeamExecutor(max_workers=6).open(allowed_mem=GiB).max_workers == 6
+    wide = BeamExecutor(max_workers=6).open(allowed_mem=GiB)
+    try:
+        assert wide.max_workers == 6
+    finally:
+        wide.close()
+
+
+def test_a_session_leaves_no_temporary_files(tmp_path, monkeypatch):
+    # Beam's runner and SDK workers make temporary directories they do not
+    # remove (beam-temp*, beam-pipeline-temp*, tmp*); the session's own go
+    # there too here, and close removes them all.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with BeamExecutor(pipeline_options=MULTI_PROCESSING).open(allowed_mem=GiB) as s:
+        futures = [s.submit(operator.add, i, 1) for i in range(3)]
+        assert [f.result(timeout=300) for f in futures] == [1, 2, 3]
+        assert s.pipelines >= 1
+    assert sorted(os.listdir(tmp_path)) == []
 
 
 def test_close_stops_the_running_pipeline_and_cancels_the_waiting_calls():

@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -177,6 +178,8 @@ class BeamPipelineSession(Session):
         self.options = options
         self.max_workers = max_workers
         self._local_dir = tempfile.mkdtemp(prefix="cubego-beam-")
+        # A session never closed still leaves no directory behind at exit.
+        weakref.finalize(self, shutil.rmtree, self._local_dir, True)
         self.result_dir = result_dir or os.path.join(self._local_dir, "results")
         if result_dir is None:
             os.mkdir(self.result_dir)
@@ -251,8 +254,16 @@ class BeamPipelineSession(Session):
         with self._changed:
             if self._closed:
                 return "the session was closed"
+            # Beam's runner and SDK workers make temporary directories
+            # (beam-temp*, beam-pipeline-temp*, tmp*) that they leave behind
+            # when a pipeline ends: they go in the job's directory, which is
+            # deleted with it.
+            tmp = os.path.join(job_dir, "tmp")
+            os.makedirs(tmp, exist_ok=True)
             self._process = subprocess.Popen(
-                [sys.executable, "-c", code, job_dir], start_new_session=True
+                [sys.executable, "-c", code, job_dir],
+                start_new_session=True,
+                env={**os.environ, "TMPDIR": tmp},
             )
         try:
             returncode = self._process.wait()
