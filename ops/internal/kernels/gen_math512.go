@@ -4,8 +4,9 @@
 // vector_log_amd64.go: the same exp and log in AVX-512 vectors (8 float64
 // or 16 float32 lanes) for the AVX2 ones (4 or 8). The arithmetic, and so
 // every result, is lane for lane the AVX2 code's; only the width changes.
-// float64 exp is not generated: vector_exp512_amd64.go has a table-driven
-// AVX-512 method of its own.
+// float64 exp and log are not generated: vector_exp512_amd64.go has a
+// table-driven AVX-512 exp of its own, and vector_log512_amd64.go the AVX2
+// log's arithmetic with AVX-512's shorter way to the exponent.
 // Types and functions get the suffix AVX512; constants and coefficient
 // tables are shared with the source files, so they are left out; comments
 // are dropped (the source files hold the method).
@@ -41,7 +42,10 @@ func main() {
 	fset := token.NewFileSet()
 	var decls []ast.Decl
 	renamed := map[string]bool{}
-	skip := map[string]bool{"expConsts": true, "newExpConsts": true, "expFloat64": true}
+	skip := map[string]bool{
+		"expConsts": true, "newExpConsts": true, "expFloat64": true,
+		"logConsts": true, "newLogConsts": true, "logFloat64": true,
+	}
 	for _, name := range []string{"vector_exp_amd64.go", "vector_log_amd64.go"} {
 		f, err := parser.ParseFile(fset, name, nil, 0) // no comments
 		if err != nil {

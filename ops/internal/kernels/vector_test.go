@@ -443,6 +443,40 @@ func TestVectorMathAccuracy(t *testing.T) {
 	}
 }
 
+// TestVectorLogsAgree checks that the logs of every variant this CPU runs
+// give the same bits for every element (vector_log512_amd64.go computes
+// the AVX2 arithmetic), over bit patterns of every magnitude, every tail
+// length and the special inputs.
+func TestVectorLogsAgree(t *testing.T) {
+	variants := vectorMath()
+	if len(variants) < 2 {
+		t.Skipf("this CPU runs %d log variant(s): nothing to compare", len(variants))
+	}
+	r := rand.New(rand.NewPCG(23, 5))
+	v := slices.Clone(specialMathInputs)
+	for range 100_000 {
+		v = append(v, math.Float64frombits(r.Uint64()>>1), 0.5+1.5*r.Float64())
+	}
+	inputs := [][]float64{v}
+	for n := range 40 { // every tail length
+		inputs = append(inputs, v[:n])
+	}
+	for _, dt := range []zarr.DataType{zarr.Float64, zarr.Float32} {
+		for _, in := range inputs {
+			x := floatBytes(dt, in)
+			want := make([]byte, len(x))
+			variants[0].kernels[opDType{"log", dt}](want, x, nil, nil)
+			for _, variant := range variants[1:] {
+				got := make([]byte, len(x))
+				variant.kernels[opDType{"log", dt}](got, x, nil, nil)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s %s log of %d elements differs from %s's", variant.name, dt, len(in), variants[0].name)
+				}
+			}
+		}
+	}
+}
+
 // checkVectorMath is TestVectorMathAccuracy for one kernel of one variant
 // (named in the messages) over n random inputs in [lo, hi).
 func checkVectorMath(t *testing.T, variant, op string, lo, hi float64, dt zarr.DataType, vk kernel, r *rand.Rand, n int) {
