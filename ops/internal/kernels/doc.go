@@ -54,8 +54,8 @@
 // (vector_amd64.go, registered in vector.go's tables) and replace the
 // generated ones: add, subtract and multiply, the six comparisons, sqrt,
 // exp and log (also FMA; with AVX-512, exp and log run in 512-bit vectors,
-// float64 exp with a 16-entry table read by a register permute, float64
-// log with the AVX2 arithmetic written for the wider unit, the float32 ones
+// float64 exp with a 16-entry table read by a register permute, the logs
+// with the AVX2 arithmetic written for the wider unit, float32 exp
 // generated from the AVX2 code by gen_math512.go), and the min and max
 // reductions, for float64,
 // float32, int32 and (add, subtract, comparisons) int64, and the pairwise
