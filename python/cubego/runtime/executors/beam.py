@@ -178,8 +178,8 @@ class BeamPipelineSession(Session):
         self.options = options
         self.max_workers = max_workers
         self._local_dir = tempfile.mkdtemp(prefix="cubego-beam-")
-        # A session never closed still leaves no directory behind at exit.
-        weakref.finalize(self, shutil.rmtree, self._local_dir, True)
+        # Removes the directory at close, or at exit for a session never closed.
+        self._remove_local_dir = weakref.finalize(self, shutil.rmtree, self._local_dir, True)
         self.result_dir = result_dir or os.path.join(self._local_dir, "results")
         if result_dir is None:
             os.mkdir(self.result_dir)
@@ -259,7 +259,7 @@ class BeamPipelineSession(Session):
             # when a pipeline ends: they go in the job's directory, which is
             # deleted with it.
             tmp = os.path.join(job_dir, "tmp")
-            os.makedirs(tmp, exist_ok=True)
+            os.mkdir(tmp)
             self._process = subprocess.Popen(
                 [sys.executable, "-c", code, job_dir],
                 start_new_session=True,
@@ -301,7 +301,7 @@ class BeamPipelineSession(Session):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
         self._dispatcher.join()
-        shutil.rmtree(self._local_dir, ignore_errors=True)
+        self._remove_local_dir()
         if not self.result_dir.startswith(self._local_dir):
             with contextlib.suppress(Exception):
                 FileSystems.delete([self.result_dir])
