@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import shutil
 import sys
 import tempfile
 import traceback
@@ -276,7 +277,10 @@ def main() -> None:
 
     if args.seed is not None:
         prop = __import__("hypothesis").seed(args.seed)(prop)
-    prop()
+    try:
+        prop()
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
     counts_out = dict(counts)
     print(json.dumps({"counts": counts_out, "failures": failures[:20],
                       "n_failures": len(failures)}, default=str))
