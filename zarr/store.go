@@ -69,10 +69,10 @@ type DirectReader interface {
 // in its cache before it paces writers to the disk, this saves the copy
 // into the cache and the work of filling and reclaiming it, and keeps the
 // disk busy from the first write instead of from the moment the cache is
-// full. SetDirect
-// stores value under key as Set does (atomically; not synced); it
-// declines (false, nil) where it cannot (a file system or buffer alignment
-// that does not allow it), and the caller then writes as usual.
+// full. SetDirect stores value under key as Set does (atomically; not
+// synced); it declines (false, nil) where it cannot (a file system or
+// buffer alignment that does not allow it), and the caller then writes as
+// usual.
 type DirectWriter interface {
 	SetDirect(ctx context.Context, key string, value []byte) (bool, error)
 }
