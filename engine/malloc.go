@@ -26,19 +26,27 @@ func init() {
 // most a page), for the 4 KiB more each costs; smaller ones keep Arrow's
 // 64-byte alignment.
 func newCAllocator() memory.Allocator {
-	return &splitAllocator{small: mallocator.NewMallocator(), large: mallocator.NewMallocatorWithAlignment(4096)}
+	return &splitAllocator{
+		small: mallocator.NewMallocator(),
+		large: mallocator.NewMallocatorWithAlignment(4096),
+		huge:  newHugeAllocator(),
+	}
 }
 
 // pageAlignedBytes is the smallest buffer newCAllocator aligns to a page.
 const pageAlignedBytes = 1 << 20
 
-// splitAllocator allocates buffers of pageAlignedBytes or more from large
-// and the others from small; a buffer goes back to the allocator its
-// capacity says it came from (both give capacity = size).
-type splitAllocator struct{ small, large memory.Allocator }
+// splitAllocator allocates buffers of hugeBytes or more from huge (where
+// there is one), of pageAlignedBytes or more from large and the others
+// from small; a buffer goes back to the allocator its capacity says it came
+// from (all give capacity = size).
+type splitAllocator struct{ small, large, huge memory.Allocator }
 
 func (a *splitAllocator) pick(size int) memory.Allocator {
-	if size >= pageAlignedBytes {
+	switch {
+	case size >= hugeBytes && a.huge != nil:
+		return a.huge
+	case size >= pageAlignedBytes:
 		return a.large
 	}
 	return a.small
