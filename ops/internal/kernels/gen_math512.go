@@ -5,8 +5,8 @@
 // (8). The arithmetic, and so every result, is lane for lane the AVX2
 // code's; only the width changes. float64 exp and the logs are not
 // generated: vector_exp512_amd64.go has a table-driven AVX-512 exp of its
-// own, and vector_log512_amd64.go the AVX2 logs' arithmetic with AVX-512's
-// shorter way to the exponent.
+// own, and vector_log512_amd64.go a table-driven float64 log and the AVX2
+// float32 log's arithmetic with AVX-512's shorter way to the exponent.
 // Types and functions get the suffix AVX512; constants and coefficient
 // tables are shared with the source files, so they are left out; comments
 // are dropped (the source files hold the method).
