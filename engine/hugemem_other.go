@@ -2,10 +2,10 @@
 
 package engine
 
-import "github.com/apache/arrow-go/v18/arrow/memory"
-
-// hugeBytes is the size from which Linux builds map chunk buffers on huge
-// pages (hugemem_linux.go); elsewhere every buffer comes from malloc.
+// hugeBytes is the size from which Linux builds advise chunk buffers to be
+// backed by huge pages (hugemem_linux.go); elsewhere nothing is advised.
 const hugeBytes = 4 << 20
 
-func newHugeAllocator() memory.Allocator { return nil }
+func hugePagesOn() bool { return false }
+
+func adviseHugePages([]byte) {}

@@ -27,32 +27,39 @@ func init() {
 // 64-byte alignment.
 func newCAllocator() memory.Allocator {
 	return &splitAllocator{
-		small: mallocator.NewMallocator(),
-		large: mallocator.NewMallocatorWithAlignment(4096),
-		huge:  newHugeAllocator(),
+		small:     mallocator.NewMallocator(),
+		large:     mallocator.NewMallocatorWithAlignment(4096),
+		hugePages: hugePagesOn(),
 	}
 }
 
 // pageAlignedBytes is the smallest buffer newCAllocator aligns to a page.
 const pageAlignedBytes = 1 << 20
 
-// splitAllocator allocates buffers of hugeBytes or more from huge (where
-// there is one), of pageAlignedBytes or more from large and the others
-// from small; a buffer goes back to the allocator its capacity says it came
-// from (all give capacity = size).
-type splitAllocator struct{ small, large, huge memory.Allocator }
+// splitAllocator allocates buffers of pageAlignedBytes or more from large
+// and the others from small; a buffer goes back to the allocator its
+// capacity says it came from (both give capacity = size). With hugePages,
+// buffers of hugeBytes or more are advised to be backed by huge pages
+// (hugemem_linux.go).
+type splitAllocator struct {
+	small, large memory.Allocator
+	hugePages    bool
+}
 
 func (a *splitAllocator) pick(size int) memory.Allocator {
-	switch {
-	case size >= hugeBytes && a.huge != nil:
-		return a.huge
-	case size >= pageAlignedBytes:
+	if size >= pageAlignedBytes {
 		return a.large
 	}
 	return a.small
 }
 
-func (a *splitAllocator) Allocate(size int) []byte { return a.pick(size).Allocate(size) }
+func (a *splitAllocator) Allocate(size int) []byte {
+	b := a.pick(size).Allocate(size)
+	if a.hugePages && size >= hugeBytes {
+		adviseHugePages(b)
+	}
+	return b
+}
 
 func (a *splitAllocator) Free(b []byte) { a.pick(cap(b)).Free(b) }
 
