@@ -20,10 +20,7 @@ import (
 // sees the same allocations, and a freed buffer leaves the process as
 // before. Where no huge page is free, the kernel backs the buffer with
 // 4 KiB pages.
-const (
-	hugeBytes    = 4 << 20
-	hugePageSize = 2 << 20
-)
+const hugePageSize = 2 << 20
 
 // hugePagesOn reports whether buffers are advised: the kernel has
 // transparent huge pages and they are not switched off, neither by its

@@ -65,7 +65,7 @@ func TestHugeBuffers(t *testing.T) {
 			t.Fatalf("Allocate(%d) at %#x: no whole 2 MiB page inside", size, start)
 		}
 		for p := first; p+hugePageSize <= start+uintptr(size); p += hugePageSize {
-			if e := smapsEntry(t, p); !slicesContainsFlag(e, "hg") {
+			if e := smapsEntry(t, p); !hasVmFlag(e, "hg") {
 				t.Fatalf("Allocate(%d): the 2 MiB page at %#x is not advised for huge pages: %q", size, p, e)
 			}
 		}
@@ -75,14 +75,14 @@ func TestHugeBuffers(t *testing.T) {
 		}
 	}
 	small := a.Allocate(hugeBytes - 1)
-	if e := smapsEntry(t, uintptr(unsafe.Pointer(&small[0]))); slicesContainsFlag(e, "hg") {
+	if e := smapsEntry(t, uintptr(unsafe.Pointer(&small[0]))); hasVmFlag(e, "hg") {
 		t.Fatalf("a buffer under %d bytes is in a huge-page mapping", hugeBytes)
 	}
 	a.Free(small)
 }
 
-// slicesContainsFlag reports whether an smaps entry's VmFlags has flag.
-func slicesContainsFlag(entry []string, flag string) bool {
+// hasVmFlag reports whether an smaps entry's VmFlags has flag.
+func hasVmFlag(entry []string, flag string) bool {
 	for _, l := range entry {
 		if f, ok := strings.CutPrefix(l, "VmFlags:"); ok {
 			for _, v := range strings.Fields(f) {

@@ -2,9 +2,8 @@
 
 package engine
 
-// hugeBytes is the size from which Linux builds advise chunk buffers to be
-// backed by huge pages (hugemem_linux.go); elsewhere nothing is advised.
-const hugeBytes = 4 << 20
+// Only Linux builds advise chunk buffers to be backed by huge pages
+// (hugemem_linux.go).
 
 func hugePagesOn() bool { return false }
 

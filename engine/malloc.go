@@ -36,6 +36,10 @@ func newCAllocator() memory.Allocator {
 // pageAlignedBytes is the smallest buffer newCAllocator aligns to a page.
 const pageAlignedBytes = 1 << 20
 
+// hugeBytes is the smallest buffer advised to be backed by huge pages
+// (hugemem_linux.go): numpy's threshold for its arrays.
+const hugeBytes = 4 << 20
+
 // splitAllocator allocates buffers of pageAlignedBytes or more from large
 // and the others from small; a buffer goes back to the allocator its
 // capacity says it came from (both give capacity = size). With hugePages,

@@ -24,9 +24,10 @@ import (
 // busy machine's mean hides. Skipped without the variable.
 //
 // Operands and results are chunk buffers from engine.NewAllocator, the
-// memory the engine's kernels work on: from 4 MiB up they are on huge
-// pages, as numpy's arrays of 4 MiB or more are (engine/hugemem_linux.go),
-// so both sides of benchmarks/kernels.py pay the same for the TLB.
+// memory the engine's kernels work on: from 4 MiB up their whole 2 MiB
+// pages are advised to be huge pages, as numpy's arrays of 4 MiB or more
+// are (engine/hugemem_linux.go), so both sides of benchmarks/kernels.py
+// pay the same for the TLB.
 func TestKernelRates(t *testing.T) {
 	names := strings.Fields(os.Getenv("CUBEGO_KERNEL_RATES"))
 	if len(names) == 0 {
