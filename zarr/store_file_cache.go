@@ -5,14 +5,19 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
-// maxOpenFiles bounds the files one WithOpenFiles context keeps open: a
-// task's prefetches run ahead of its reads by up to a step, which W4's
-// swap-axes sum gathers from 128 chunks, and the files the prefetches
-// open are then still open for the reads.
-const maxOpenFiles = 128
+// maxOpenFiles bounds the files one WithOpenFiles context keeps open. A
+// task that reads bands of many chunks in turn, as W4's swap-axes sum
+// does (a band of each of 129 chunks per step, and the same chunks again
+// at the next step), must keep all of them: a cache smaller than the
+// cycle it goes round evicts each file just before it is read again, and
+// every read and prefetch then opens its file (at 128 files for W4's 129
+// chunks, 10% of the task's CPU time went to opens and closes). The
+// process-wide bound is keptFilesBudget.
+const maxOpenFiles = 1024
 
 // WithOpenFiles returns a context under which local file stores keep the
 // files they open for reading byte ranges and for prefetching open, up to
@@ -40,11 +45,11 @@ func WithOpenFiles(ctx context.Context) (context.Context, func()) {
 type openFilesKey struct{}
 
 // openFiles is the cache of WithOpenFiles: open files by path, with their
-// users, in order of last use.
+// users and the time of their last use.
 type openFiles struct {
 	mu     sync.Mutex
 	files  map[string]*sharedFile
-	order  []string // least recently used first
+	tick   uint64 // the last use's time
 	closed bool
 }
 
@@ -52,8 +57,20 @@ type sharedFile struct {
 	f     *os.File
 	size  int64
 	users int
-	gone  bool // out of the cache: closed when its last user is done
+	used  uint64 // openFiles.tick at the last use
+	gone  bool   // out of the cache: closed when its last user is done
 }
+
+// keptFiles counts the files all WithOpenFiles caches of the process keep
+// open; a cache over keptFilesBudget closes its least recently used file
+// before it keeps another, so that many tasks at once leave half the
+// process's file descriptors to everything else.
+var keptFiles atomic.Int64
+
+// keptFilesBudget is half the process's limit of open files (its soft
+// RLIMIT_NOFILE, which the Go runtime raises to the hard limit), at least
+// 64, read once.
+var keptFilesBudget = sync.OnceValue(func() int64 { return max(64, openFilesLimit()/2) })
 
 func (c *openFiles) close() {
 	c.mu.Lock()
@@ -72,12 +89,7 @@ func (c *openFiles) dropLocked(p string) {
 		return
 	}
 	delete(c.files, p)
-	for i, q := range c.order {
-		if q == p {
-			c.order = append(c.order[:i], c.order[i+1:]...)
-			break
-		}
-	}
+	keptFiles.Add(-1)
 	e.gone = true
 	if e.users == 0 {
 		e.f.Close()
@@ -121,12 +133,8 @@ func (s *fileStore) openShared(ctx context.Context, op, key string) (f *os.File,
 	c.mu.Lock()
 	if e := c.files[p]; e != nil {
 		e.users++
-		for i, q := range c.order {
-			if q == p {
-				c.order = append(append(c.order[:i], c.order[i+1:]...), p)
-				break
-			}
-		}
+		c.tick++
+		e.used = c.tick
 		c.mu.Unlock()
 		return e.f, e.size, func() { c.release(e) }, nil
 	}
@@ -135,8 +143,8 @@ func (s *fileStore) openShared(ctx context.Context, op, key string) (f *os.File,
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		// Out of file descriptors: give back the kept ones and try again.
 		c.mu.Lock()
-		for len(c.order) > 0 {
-			c.dropLocked(c.order[0])
+		for p := range c.files {
+			c.dropLocked(p)
 		}
 		c.mu.Unlock()
 		f, size, err = s.open(ctx, op, key)
@@ -150,11 +158,26 @@ func (s *fileStore) openShared(ctx context.Context, op, key string) (f *os.File,
 		// Closed meanwhile, or opened by another reader: this one alone.
 		return f, size, func() { f.Close() }, nil
 	}
-	e := &sharedFile{f: f, size: size, users: 1}
-	c.files[p] = e
-	c.order = append(c.order, p)
-	for len(c.order) > maxOpenFiles {
-		c.dropLocked(c.order[0])
+	for len(c.files) > 0 && (len(c.files) >= maxOpenFiles || keptFiles.Load() >= keptFilesBudget()) {
+		c.dropLocked(c.leastRecentLocked())
 	}
+	c.tick++
+	e := &sharedFile{f: f, size: size, users: 1, used: c.tick}
+	c.files[p] = e
+	keptFiles.Add(1)
 	return f, size, func() { c.release(e) }, nil
+}
+
+// leastRecentLocked returns the path of the kept file used least recently
+// (a scan, made only when a file must be closed to keep another). c.mu is
+// held and the cache is not empty.
+func (c *openFiles) leastRecentLocked() string {
+	var lru string
+	var at uint64
+	for p, e := range c.files {
+		if lru == "" || e.used < at {
+			lru, at = p, e.used
+		}
+	}
+	return lru
 }

@@ -76,8 +76,8 @@ func TestOpenFilesCache(t *testing.T) {
 			kept = append(kept, c.files[filepath.Join(dir, "m", fmt.Sprint(i))].f)
 		}
 	}
-	if len(c.files) != maxOpenFiles || len(c.order) != maxOpenFiles {
-		t.Fatalf("%d files kept (%d in order), want %d", len(c.files), len(c.order), maxOpenFiles)
+	if len(c.files) != maxOpenFiles {
+		t.Fatalf("%d files kept, want %d", len(c.files), maxOpenFiles)
 	}
 	// The least recently used were closed.
 	for _, f := range kept {
@@ -119,5 +119,61 @@ func TestOpenFilesCacheClosesAfterLastUser(t *testing.T) {
 	done()
 	if _, err := f.Stat(); err == nil {
 		t.Fatal("a file left open after its last user")
+	}
+}
+
+// A task reading bands of more chunks than the old bound of 128, one band
+// of each in turn and then round again (W4's swap-axes sum: 129 chunks),
+// opens each file once; and a cache stops keeping files at the
+// process-wide budget, closing its least recently used one instead.
+func TestOpenFilesCacheKeepsACycle(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	const n = 129
+	for i := range n {
+		if err := s.Set(bg, fmt.Sprintf("c/%d", i), []byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(ctx context.Context, i int) *os.File {
+		t.Helper()
+		f, _, done, err := s.openShared(ctx, "get", fmt.Sprintf("c/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done()
+		return f
+	}
+	ctx, closeFiles := WithOpenFiles(bg)
+	first := make([]*os.File, n)
+	for i := range n {
+		first[i] = read(ctx, i)
+	}
+	for i := range n {
+		if read(ctx, i) != first[i] {
+			t.Fatalf("chunk %d of a cycle of %d was opened again", i, n)
+		}
+	}
+	closeFiles()
+
+	budget := keptFilesBudget
+	defer func() { keptFilesBudget = budget }()
+	b := keptFiles.Load() + 8
+	keptFilesBudget = func() int64 { return b }
+	ctx, closeFiles = WithOpenFiles(bg)
+	defer closeFiles()
+	c := ctx.Value(openFilesKey{}).(*openFiles)
+	for i := range 20 {
+		read(ctx, i)
+	}
+	if len(c.files) != 8 || keptFiles.Load() != b {
+		t.Fatalf("%d files kept, %d in the process, want 8 and %d", len(c.files), keptFiles.Load(), b)
+	}
+	if _, ok := c.files[filepath.Join(dir, "c", "19")]; !ok {
+		t.Fatal("the file read last is not kept")
 	}
 }
