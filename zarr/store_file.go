@@ -137,7 +137,7 @@ func (s *fileStore) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	defer f.Close()
 	b := make([]byte, size)
-	if _, err := io.ReadFull(f, b); err != nil {
+	if err := readAtv(f, [][]byte{b}, 0); err != nil {
 		return nil, s.err("get", key, err)
 	}
 	return b, nil
@@ -153,11 +153,10 @@ func (s *fileStore) GetInto(ctx context.Context, key string, dst []byte) (int, e
 	if size > int64(len(dst)) {
 		return 0, fmt.Errorf("%w: key %q in store %s holds %d bytes, more than the %d expected", ErrCorrupt, key, s, size, len(dst))
 	}
-	n, err := io.ReadFull(f, dst[:size])
-	if err != nil {
-		return n, s.err("get", key, err)
+	if err := readAtv(f, [][]byte{dst[:size]}, 0); err != nil {
+		return 0, s.err("get", key, err)
 	}
-	return n, nil
+	return int(size), nil
 }
 
 // GetRange implements RangeGetter.
