@@ -145,3 +145,35 @@ def test_driver_tiny_cubego(tmp_path):
     md = (tmp_path / "OLD.md").read_text()
     assert "no roofline in these results" in md
     assert "| ≥ 75% of the roofline on every case | no roofline in these results | – |" in md
+
+
+def test_update_replaces_only_the_engines_run(tmp_path):
+    """``--update`` with some engines replaces their records of the cases
+    re-run and keeps the other engines', noted as measured before."""
+    results = tmp_path / "results"
+    results.mkdir()
+    old = {"case": "W1.add", "size": "T", "variant": "none-uniform", "round": 0, "status": "ok"}
+    elsewhere = {**old, "case": "W3.mean", "engine": "cubego", "wall_s": 9.0}
+    doc = {
+        "meta": {"date": "2026-01-01T00:00:00"},
+        "runs": [
+            {**old, "engine": "dask", "wall_s": 7.0},
+            {**old, "engine": "cubego", "wall_s": 8.0},
+            elsewhere,
+        ],
+    }
+    (results / "upd.json").write_text(json.dumps(doc))
+    cmd = [DRIVER_PYTHON, os.path.join(HERE, "run.py"), "--sizes", "T", "--cases", "W1.add"]
+    cmd += ["--variants", "none-uniform", "--engines", "cubego", "--rounds", "1", "--timeout", "120"]
+    cmd += ["--cubego-python", CUBEGO_PYTHON, "--label", "upd", "--update", "--no-report"]
+    cmd += ["--data-dir", str(tmp_path / "data"), "--work-dir", str(tmp_path / "work")]
+    cmd += ["--results-dir", str(results)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    runs = json.loads((results / "upd.json").read_text())["runs"]
+    w1 = {r["engine"]: r for r in runs if r["case"] == "W1.add"}
+    assert set(w1) == {"dask", "cubego"}
+    assert w1["dask"]["wall_s"] == 7.0
+    assert any("re-ran only cubego" in n for n in w1["dask"]["notes"])
+    assert w1["cubego"]["wall_s"] != 8.0 and w1["cubego"]["status"] == "ok"
+    assert elsewhere in runs
