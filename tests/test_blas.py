@@ -201,3 +201,56 @@ def test_fallback_without_scipy_openblas(tmp_path):
         "scipy-openblas64 is not usable" in info["error"]
         and "not installed (test)" in info["error"]
     )
+
+
+LOAD_AND_REPORT_ENV = """
+    import json, os, numpy as np, cubego
+    a = np.arange(12.0).reshape(3, 4)
+    x = cubego.asarray(a, chunks=2)
+    np.testing.assert_allclose((x @ x.T).compute(), a @ a.T)
+    import scipy_openblas64  # imported by cubego as it loaded its library
+    print(json.dumps({"at_import": scipy_openblas64.SEEN, "after": os.environ.get("OPENBLAS_NUM_THREADS"),
+                      "blas": cubego.blas_info()}))
+"""
+
+
+@needs_openblas
+@pytest.mark.parametrize("user_value", [None, "3"])
+def test_scipy_openblas_loaded_without_threads(tmp_path, user_value):
+    """scipy-openblas64 loads its library as it is imported: cubego imports
+    it with OPENBLAS_NUM_THREADS=1, so that no thread pool starts and spins
+    beside the first computation, and leaves the variable as it was."""
+    import json
+
+    real = _scipy_openblas_path()
+    shadow = tmp_path / "scipy_openblas64"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text(
+        textwrap.dedent(
+            f"""
+            import os
+            SEEN = os.environ.get("OPENBLAS_NUM_THREADS")
+            def get_lib_dir():
+                return {os.path.dirname(real)!r}
+            def get_library(fullname=False):
+                return {os.path.basename(real)!r}
+            """
+        )
+    )
+    full_env = {**os.environ, "CUBEGO_BLAS": ""}
+    full_env.pop("OPENBLAS_NUM_THREADS", None)
+    if user_value is not None:
+        full_env["OPENBLAS_NUM_THREADS"] = user_value
+    full_env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT / "python")])
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(LOAD_AND_REPORT_ENV)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["at_import"] == "1", got
+    assert got["after"] == user_value, got
+    assert got["blas"]["name"].startswith("OpenBLAS") and got["blas"]["path"] == real, got

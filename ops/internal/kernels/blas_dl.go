@@ -18,6 +18,7 @@ package kernels
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void *cg_dlopen(const char *path, char **err) {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -26,6 +27,24 @@ static void *cg_dlopen(const char *path, char **err) {
 		*err = (char *)(e ? e : "dlopen failed");
 	}
 	return h;
+}
+
+// cg_one_thread_env sets OPENBLAS_NUM_THREADS=1 in the environment and
+// returns a copy of its earlier value (NULL: unset), for cg_restore_env.
+static char *cg_one_thread_env(void) {
+	const char *was = getenv("OPENBLAS_NUM_THREADS");
+	char *saved = was ? strdup(was) : NULL;
+	setenv("OPENBLAS_NUM_THREADS", "1", 1);
+	return saved;
+}
+
+static void cg_restore_env(char *saved) {
+	if (saved) {
+		setenv("OPENBLAS_NUM_THREADS", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("OPENBLAS_NUM_THREADS");
+	}
 }
 
 static void *cg_dlsym(void *h, const char *name) { return dlsym(h, name); }
@@ -126,6 +145,12 @@ func useBLASLibrary(path string) error {
 func openBLAS(path string) (*dlBLAS, string, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
+	// OpenBLAS reads OPENBLAS_NUM_THREADS as it loads: with 1 it starts
+	// no threads. Otherwise it starts one per core, which spin for some
+	// 0.1 s before they sleep, beside the engine's workers. The variable
+	// is as it was again once the library is set up. (The Python package
+	// loads scipy-openblas64 the same way: importing it loads it.)
+	defer C.cg_restore_env(C.cg_one_thread_env())
 	var cerr *C.char
 	h := C.cg_dlopen(cpath, &cerr)
 	if h == nil {

@@ -318,6 +318,13 @@ def _use_scipy_openblas(lib: ctypes.CDLL) -> None:
     global _blas_note
     if os.environ.get(BLAS_ENV_VAR, "").strip():
         return
+    # Importing scipy_openblas64 loads its library, which starts its threads
+    # then unless OPENBLAS_NUM_THREADS is 1: one per core, spinning for some
+    # 0.1 s beside the first computation's workers (and waking numpy's own
+    # pool too). The library is used single-threaded; the variable is
+    # restored right after.
+    was = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
         import scipy_openblas64
 
@@ -327,6 +334,11 @@ def _use_scipy_openblas(lib: ctypes.CDLL) -> None:
     except Exception as e:  # noqa: BLE001 - not installed, or a wheel without its library
         _blas_note = f"scipy-openblas64 is not usable: {type(e).__name__}: {e}"
         return
+    finally:
+        if was is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = was
     info, err = ctypes.c_void_p(), ctypes.c_void_p()
     status = lib.cg_blas(path.encode(), ctypes.byref(info), ctypes.byref(err))
     if status != 0:
