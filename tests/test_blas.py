@@ -178,24 +178,35 @@ def test_cubego_blas_path():
     assert info["name"].startswith("OpenBLAS") and info["error"] == "", info
 
 
-def test_fallback_without_scipy_openblas(tmp_path):
+def _run_shadowed(tmp_path: Path, code: str, env: dict[str, str | None]) -> dict:
+    """Run code in a fresh interpreter that imports the scipy_openblas64
+    package written under tmp_path, with env's variables set (None: unset),
+    and return the JSON its last line prints."""
     import json
 
-    shadow = tmp_path / "scipy_openblas64"
-    shadow.mkdir()
-    (shadow / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
-    env = {"CUBEGO_BLAS": "", "PYTHONPATH": ""}
-    full_env = {**os.environ, **env}
+    full_env = {**os.environ}
+    for k, v in env.items():
+        if v is None:
+            full_env.pop(k, None)
+        else:
+            full_env[k] = v
     full_env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT / "python")])
     out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(FALLBACK)],
+        [sys.executable, "-c", textwrap.dedent(code)],
         env=full_env,
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     ).stdout
-    info = json.loads(out.strip().splitlines()[-1])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_fallback_without_scipy_openblas(tmp_path):
+    shadow = tmp_path / "scipy_openblas64"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
+    info = _run_shadowed(tmp_path, FALLBACK, {"CUBEGO_BLAS": ""})
     assert info["name"] == "go", info
     assert (
         "scipy-openblas64 is not usable" in info["error"]
@@ -220,8 +231,6 @@ def test_scipy_openblas_loaded_without_threads(tmp_path, user_value):
     """scipy-openblas64 loads its library as it is imported: cubego imports
     it with OPENBLAS_NUM_THREADS=1, so that no thread pool starts and spins
     beside the first computation, and leaves the variable as it was."""
-    import json
-
     real = _scipy_openblas_path()
     shadow = tmp_path / "scipy_openblas64"
     shadow.mkdir()
@@ -237,20 +246,9 @@ def test_scipy_openblas_loaded_without_threads(tmp_path, user_value):
             """
         )
     )
-    full_env = {**os.environ, "CUBEGO_BLAS": ""}
-    full_env.pop("OPENBLAS_NUM_THREADS", None)
-    if user_value is not None:
-        full_env["OPENBLAS_NUM_THREADS"] = user_value
-    full_env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT / "python")])
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(LOAD_AND_REPORT_ENV)],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
-    got = json.loads(out.strip().splitlines()[-1])
+    got = _run_shadowed(
+        tmp_path, LOAD_AND_REPORT_ENV, {"CUBEGO_BLAS": "", "OPENBLAS_NUM_THREADS": user_value}
+    )
     assert got["at_import"] == "1", got
     assert got["after"] == user_value, got
     assert got["blas"]["name"].startswith("OpenBLAS") and got["blas"]["path"] == real, got
