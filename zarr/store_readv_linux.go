@@ -91,8 +91,8 @@ var noNowait atomic.Bool
 // a read longer than 20 µs has its P handed to another thread, and
 // returns to find it gone. A task folding 1 MiB bands of cached chunks
 // (W4's swap-axes sum) made that handoff and the wakeups after it for
-// each band: on 2 cores, 1.7 of them stayed busy and the case took
-// 2.65–2.81 s; reading through readCached, 1.9 and 1.93–2.22 s.
+// each band: 1.7 of 2 cores stayed busy and the case took 3.08–3.40 s;
+// reading through readCached, 1.95 were and it took 2.03–2.28 s.
 func readCached(rc syscall.RawConn, bufs [][]byte, off int64) int {
 	if noNowait.Load() {
 		return 0
@@ -128,7 +128,7 @@ func readCached(rc syscall.RawConn, bufs [][]byte, off int64) int {
 	switch e {
 	case 0:
 		return int(r)
-	case unix.EOPNOTSUPP, unix.EINVAL, unix.ENOSYS:
+	case unix.EOPNOTSUPP, unix.ENOSYS: // the flag, or preadv2 itself, unknown
 		noNowait.Store(true)
 	}
 	return 0
