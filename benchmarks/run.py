@@ -780,7 +780,7 @@ def run_suite(args, state, out_path: str) -> dict:
                         elif r["engine"] not in engines:
                             note = (
                                 f"measured before the update of {state['meta']['date']}, "
-                                f"which re-ran only {', '.join(engines)}"
+                                f"which re-ran only {', '.join(sorted(engines))}"
                             )
                             r["notes"] = [n for n in r.get("notes") or [] if "re-ran only" not in n] + [note]
                             kept.append(r)
