@@ -588,6 +588,12 @@ func (j *job) runOp(ctx context.Context, o *plan.OpInfo) (*opRun, error) {
 	j.emit(Event{Type: OperationStart, ComputeID: j.id, Time: time.Now(), Op: op.Name, Func: op.Func, NumTasks: o.NumTasks})
 	r.skipped = done
 	if op.Output.Size() > 0 && !done {
+		// The op's tasks share the files they keep open (zarr.WithOpenFiles):
+		// a task folding bands of many chunks (W4's swap-axes sum: a band
+		// of each of 128 chunks per task, the next band of each in the
+		// next task) opens each file once per op, not once per task.
+		ctx, closeFiles := zarr.WithOpenFiles(ctx)
+		defer closeFiles()
 		if err := r.run(ctx); err != nil {
 			return r, err
 		}
@@ -661,8 +667,9 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 		return 0, nil // the task of the transposed block writes this one
 	}
 	// A chunk the task reads in parts, and prefetches part by part, is
-	// opened once (zarr.WithOpenFiles). Deferred before the wait for the
-	// task's reading goroutines, the files are closed after it.
+	// opened once (zarr.WithOpenFiles; under runOp, once for all the op's
+	// tasks). Deferred before the wait for the task's reading goroutines,
+	// files kept here are closed after it.
 	ctx, closeFiles := zarr.WithOpenFiles(ctx)
 	defer closeFiles()
 	out := op.Output

@@ -227,6 +227,9 @@ func RunTasks(ctx context.Context, p *plan.Plan, b Batch) (stats []TaskStat, err
 		return nil, err
 	}
 	stats = make([]TaskStat, 0, len(b.Blocks))
+	// The batch's tasks share the files they keep open, as an op's do.
+	ctx, closeFiles := zarr.WithOpenFiles(ctx)
+	defer closeFiles()
 	for _, block := range b.Blocks {
 		rssStart := peakRSS()
 		start := time.Now()

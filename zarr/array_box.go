@@ -117,6 +117,14 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 	for d := n - 2; d >= 0; d-- {
 		cstride[d] = cstride[d+1] * int64(cs[d+1])
 	}
+	// Dimensions from inner on are walked as one run: those the box spans
+	// whole, with dst's rows contiguous too, after the last one (W4's
+	// (362, 362) band of a (46341, 362) chunk is a single run, not 362).
+	inner, runLen := n-1, int64(count[n-1])
+	for inner > 0 && count[inner] == cs[inner] && int64(dstStrides[inner-1]) == runLen {
+		inner--
+		runLen *= int64(count[inner])
+	}
 	idx := make([]int, n-1)
 	for {
 		src, off := int64(start[n-1]), int64(dstOff)
@@ -124,7 +132,7 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 			src += int64(start[d]+idx[d]) * cstride[d]
 			off += int64(idx[d]) * int64(dstStrides[d])
 		}
-		r := boxRun{src, off, int64(count[n-1])}
+		r := boxRun{src, off, runLen}
 		switch last := len(runs) - 1; {
 		case last >= 0 && runs[last].src+runs[last].n == r.src && runs[last].dst+runs[last].n == r.dst:
 			runs[last].n += r.n
@@ -146,7 +154,7 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 			runs = append(runs, r)
 			reads = append(reads, boxRead{first: len(runs) - 1, last: len(runs) - 1})
 		}
-		d := n - 2
+		d := inner - 1
 		for ; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < count[d] {

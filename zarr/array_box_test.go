@@ -66,38 +66,47 @@ func TestReadChunkBox(t *testing.T) {
 				start[0], count[0] = r.IntN(10), cs[0]-10
 				start[1], count[1] = 0, cs[1]
 			}
+			if i%3 == 1 {
+				// Whole along every dimension but the first.
+				for d := 1; d < nd; d++ {
+					start[d], count[d] = 0, cs[d]
+				}
+			}
 			// dst is the box inside a larger region, offset by one element
-			// along each dimension.
-			region := make([]int, nd)
-			for d := range nd {
-				region[d] = count[d] + 2
-			}
-			strides := cstrides(region)
-			off := 0
-			for d := range nd {
-				off += strides[d]
-			}
-			for _, scratch := range [][]byte{make([]byte, a.ChunkBytes()), nil} {
-				dst := make([]byte, 8*prod(region))
-				ok, err := a.ReadChunkBox(ctx, coords, start, count, dst, off, strides, scratch)
-				if err != nil || !ok {
-					t.Fatalf("case %d chunk %v box %v+%v: read %v, %v", i, cs, start, count, ok, err)
+			// along each dimension, or exactly the box (its rows contiguous:
+			// dimensions the box spans whole are read as one run).
+			for _, pad := range []int{2, 0} {
+				region := make([]int, nd)
+				for d := range nd {
+					region[d] = count[d] + pad
 				}
-				want := make([]byte, len(dst))
-				cstr := cstrides(cs)
-				idx := make([]int, nd)
-				for e := range prod(count) {
-					rest, src, to := e, 0, off
-					for d := nd - 1; d >= 0; d-- {
-						idx[d] = rest % count[d]
-						rest /= count[d]
-						src += (start[d] + idx[d]) * cstr[d]
-						to += idx[d] * strides[d]
+				strides := cstrides(region)
+				off := 0
+				for d := range nd {
+					off += strides[d] * pad / 2
+				}
+				for _, scratch := range [][]byte{make([]byte, a.ChunkBytes()), nil} {
+					dst := make([]byte, 8*prod(region))
+					ok, err := a.ReadChunkBox(ctx, coords, start, count, dst, off, strides, scratch)
+					if err != nil || !ok {
+						t.Fatalf("case %d chunk %v box %v+%v: read %v, %v", i, cs, start, count, ok, err)
 					}
-					copy(want[8*to:8*to+8], chunk[8*src:8*src+8])
-				}
-				if string(dst) != string(want) {
-					t.Fatalf("case %d chunk %v box %v+%v (scratch %d): wrong elements", i, cs, start, count, len(scratch))
+					want := make([]byte, len(dst))
+					cstr := cstrides(cs)
+					idx := make([]int, nd)
+					for e := range prod(count) {
+						rest, src, to := e, 0, off
+						for d := nd - 1; d >= 0; d-- {
+							idx[d] = rest % count[d]
+							rest /= count[d]
+							src += (start[d] + idx[d]) * cstr[d]
+							to += idx[d] * strides[d]
+						}
+						copy(want[8*to:8*to+8], chunk[8*src:8*src+8])
+					}
+					if string(dst) != string(want) {
+						t.Fatalf("case %d chunk %v box %v+%v (scratch %d, pad %d): wrong elements", i, cs, start, count, len(scratch), pad)
+					}
 				}
 			}
 		}

@@ -33,11 +33,17 @@ const maxOpenFiles = 1024
 // A kept file is the one its path named when it was opened: a store
 // writing or deleting the key under the same context forgets it (a later
 // read opens the new file), but a file replaced by another process or
-// under another context is read as it was. So the scope is one task of
-// the engine, which reads only inputs that no task is writing; the
-// returned close, called once nothing reads under the context any more,
-// closes the files.
+// under another context is read as it was. So the scope is one operation
+// of the engine (all its tasks in the process), whose inputs no task
+// writes while it runs; the returned close, called once nothing reads
+// under the context any more, closes the files (a file still being read
+// is closed by its last reader). Under a context that has such a cache
+// already, WithOpenFiles returns ctx itself and a close that does
+// nothing: the outer scope keeps the files.
 func WithOpenFiles(ctx context.Context) (context.Context, func()) {
+	if c, _ := ctx.Value(openFilesKey{}).(*openFiles); c != nil {
+		return ctx, func() {}
+	}
 	c := &openFiles{files: map[string]*sharedFile{}}
 	return context.WithValue(ctx, openFilesKey{}, c), c.close
 }
@@ -45,20 +51,39 @@ func WithOpenFiles(ctx context.Context) (context.Context, func()) {
 type openFilesKey struct{}
 
 // openFiles is the cache of WithOpenFiles: open files by path, with their
-// users and the time of their last use.
+// users, in a list from the most to the least recently used (a hit moves
+// its file to the front, an eviction takes the back: both O(1), as an
+// operation's tasks may go round thousands of files).
 type openFiles struct {
 	mu     sync.Mutex
 	files  map[string]*sharedFile
-	tick   uint64 // the last use's time
+	recent sharedFile // the list's sentinel: recent.next is the most recently used
 	closed bool
 }
 
 type sharedFile struct {
-	f     *os.File
-	size  int64
-	users int
-	used  uint64 // openFiles.tick at the last use
-	gone  bool   // out of the cache: closed when its last user is done
+	f          *os.File
+	path       string
+	size       int64
+	users      int
+	prev, next *sharedFile // neighbours in openFiles.recent while kept
+	gone       bool        // out of the cache: closed when its last user is done
+}
+
+// unlink takes e out of the recency list.
+func (e *sharedFile) unlink() {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+// toFront puts e (not in the list) at the front of c's recency list.
+func (c *openFiles) toFront(e *sharedFile) {
+	if c.recent.next == nil { // the empty list: the sentinel links to itself
+		c.recent.next, c.recent.prev = &c.recent, &c.recent
+	}
+	e.prev, e.next = &c.recent, c.recent.next
+	e.next.prev = e
+	c.recent.next = e
 }
 
 // keptFiles counts the files all WithOpenFiles caches of the process keep
@@ -89,6 +114,7 @@ func (c *openFiles) dropLocked(p string) {
 		return
 	}
 	delete(c.files, p)
+	e.unlink()
 	keptFiles.Add(-1)
 	e.gone = true
 	if e.users == 0 {
@@ -133,8 +159,10 @@ func (s *fileStore) openShared(ctx context.Context, op, key string) (f *os.File,
 	c.mu.Lock()
 	if e := c.files[p]; e != nil {
 		e.users++
-		c.tick++
-		e.used = c.tick
+		if c.recent.next != e {
+			e.unlink()
+			c.toFront(e)
+		}
 		c.mu.Unlock()
 		return e.f, e.size, func() { c.release(e) }, nil
 	}
@@ -159,25 +187,11 @@ func (s *fileStore) openShared(ctx context.Context, op, key string) (f *os.File,
 		return f, size, func() { f.Close() }, nil
 	}
 	for len(c.files) > 0 && (len(c.files) >= maxOpenFiles || keptFiles.Load() >= keptFilesBudget()) {
-		c.dropLocked(c.leastRecentLocked())
+		c.dropLocked(c.recent.prev.path)
 	}
-	c.tick++
-	e := &sharedFile{f: f, size: size, users: 1, used: c.tick}
+	e := &sharedFile{f: f, path: p, size: size, users: 1}
 	c.files[p] = e
+	c.toFront(e)
 	keptFiles.Add(1)
 	return f, size, func() { c.release(e) }, nil
-}
-
-// leastRecentLocked returns the path of the kept file used least recently
-// (a scan, made only when a file must be closed to keep another). c.mu is
-// held and the cache is not empty.
-func (c *openFiles) leastRecentLocked() string {
-	var lru string
-	var at uint64
-	for p, e := range c.files {
-		if lru == "" || e.used < at {
-			lru, at = p, e.used
-		}
-	}
-	return lru
 }

@@ -176,4 +176,51 @@ func TestOpenFilesCacheKeepsACycle(t *testing.T) {
 	if _, ok := c.files[filepath.Join(dir, "c", "19")]; !ok {
 		t.Fatal("the file read last is not kept")
 	}
+	// A hit makes a file the most recently used: reading 12 (the least
+	// recent of 12..19) again, then 20, closes 13, not 12.
+	kept := read(ctx, 12)
+	read(ctx, 20)
+	if _, ok := c.files[filepath.Join(dir, "c", "13")]; ok {
+		t.Fatal("file 13, the least recently used, is still kept")
+	}
+	if read(ctx, 12) != kept {
+		t.Fatal("file 12, used just before, was closed")
+	}
+}
+
+// WithOpenFiles under a context that has a cache already (a task under its
+// operation's scope) uses that cache: files the inner scope opened stay
+// open after its close, for the next task, until the outer close.
+func TestOpenFilesNested(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	if err := s.Set(bg, "k", []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	open := func(ctx context.Context) *os.File {
+		t.Helper()
+		f, _, done, err := s.openShared(ctx, "get", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done()
+		return f
+	}
+	op, closeOp := WithOpenFiles(bg)
+	task, closeTask := WithOpenFiles(op)
+	f := open(task)
+	closeTask()
+	task2, closeTask2 := WithOpenFiles(op)
+	if open(task2) != f {
+		t.Fatal("a second task under the same op opened the file again")
+	}
+	closeTask2()
+	closeOp()
+	if _, err := f.Stat(); err == nil {
+		t.Fatal("the file is still open after the op's close")
+	}
 }
