@@ -318,33 +318,44 @@ def _use_scipy_openblas(lib: ctypes.CDLL) -> None:
     global _blas_note
     if os.environ.get(BLAS_ENV_VAR, "").strip():
         return
-    # Importing scipy_openblas64 loads its library, which starts its threads
-    # then unless OPENBLAS_NUM_THREADS is 1: one per core, spinning for some
-    # 0.1 s beside the first computation's workers (and waking numpy's own
-    # pool too). The library is used single-threaded; the variable is
-    # restored right after.
-    was = os.environ.get("OPENBLAS_NUM_THREADS")
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
-        import scipy_openblas64
-
-        path = os.path.join(
-            scipy_openblas64.get_lib_dir(), scipy_openblas64.get_library(fullname=True)
-        )
+        path = _scipy_openblas_library()
     except Exception as e:  # noqa: BLE001 - not installed, or a wheel without its library
         _blas_note = f"scipy-openblas64 is not usable: {type(e).__name__}: {e}"
         return
-    finally:
-        if was is None:
-            del os.environ["OPENBLAS_NUM_THREADS"]
-        else:
-            os.environ["OPENBLAS_NUM_THREADS"] = was
     info, err = ctypes.c_void_p(), ctypes.c_void_p()
     status = lib.cg_blas(path.encode(), ctypes.byref(info), ctypes.byref(err))
     if status != 0:
         _blas_note = f"cg_blas failed: {_take_string_from(lib, err)}"
         return
     _take_string_from(lib, info)
+
+
+def _scipy_openblas_library() -> str:
+    """The path of the shared library in the installed scipy-openblas64 wheel.
+
+    Found without importing the package: its ``__init__`` looks its version
+    up with ``importlib.metadata`` and loads the library (some 60 ms, which
+    the first computation of every process would wait for), and a library
+    Python loads starts a thread per core unless ``OPENBLAS_NUM_THREADS`` is
+    1. The Go library opens it itself, single-threaded.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("scipy_openblas64")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the scipy_openblas64 package is not installed")
+    lib_dir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    suffix = {"win32": ".dll", "darwin": ".dylib"}.get(sys.platform, ".so")
+    try:
+        names = sorted(
+            n for n in os.listdir(lib_dir) if n.startswith("libscipy_openblas") and suffix in n
+        )
+    except OSError as e:
+        raise FileNotFoundError(f"no library directory {lib_dir}: {e.strerror}") from None
+    if not names:
+        raise FileNotFoundError(f"no libscipy_openblas*{suffix} in {lib_dir}")
+    return os.path.join(lib_dir, names[0])
 
 
 def _take_string_from(lib: ctypes.CDLL, ptr: ctypes.c_void_p) -> str:
