@@ -177,3 +177,30 @@ def test_update_replaces_only_the_engines_run(tmp_path):
     assert any(n.endswith("which re-ran only cubego") for n in w1["dask"]["notes"])
     assert w1["cubego"]["wall_s"] != 8.0 and w1["cubego"]["status"] == "ok"
     assert elsewhere in runs
+
+
+def test_warm_reads_inputs_twice(tmp_path):
+    """warm() reads every input file twice: Linux activates a cached page on
+    its second read, so the engine run after the first warm read of data
+    just read from disk would pay that for all its input, and the engines
+    after it would not."""
+    data = tmp_path / "x.zarr"
+    (data / "c").mkdir(parents=True)
+    for name in ("zarr.json", "c/0", "c/1"):
+        (data / name).write_bytes(b"x" * 100)
+    code = f"""
+import builtins, collections, json, sys
+sys.path.insert(0, {HERE!r})
+import run
+opened = collections.Counter()
+def counting_open(path, *a, **k):
+    opened[path] += 1
+    return builtins.open(path, *a, **k)
+run.open = counting_open
+run.warm([{str(data)!r}])
+print(json.dumps(sorted(opened.values())))
+"""
+    out = subprocess.run(
+        [DRIVER_PYTHON, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [2, 2, 2]
