@@ -127,26 +127,16 @@ func TestOpenFilesCacheClosesAfterLastUser(t *testing.T) {
 // opens each file once; and a cache stops keeping files at the
 // process-wide budget, closing its least recently used one instead.
 func TestOpenFilesCacheKeepsACycle(t *testing.T) {
-	dir := t.TempDir()
-	s, err := newFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bg := context.Background()
 	const n = 129
+	keys := make([]string, n)
 	for i := range n {
-		if err := s.Set(bg, fmt.Sprintf("c/%d", i), []byte("abc")); err != nil {
-			t.Fatal(err)
-		}
+		keys[i] = fmt.Sprintf("c/%d", i)
 	}
+	s, dir := storeHolding(t, keys...)
+	bg := context.Background()
 	read := func(ctx context.Context, i int) *os.File {
 		t.Helper()
-		f, _, done, err := s.openShared(ctx, "get", fmt.Sprintf("c/%d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		done()
-		return f
+		return openOnce(t, ctx, s, keys[i])
 	}
 	ctx, closeFiles := WithOpenFiles(bg)
 	first := make([]*os.File, n)
@@ -192,30 +182,13 @@ func TestOpenFilesCacheKeepsACycle(t *testing.T) {
 // operation's scope) uses that cache: files the inner scope opened stay
 // open after its close, for the next task, until the outer close.
 func TestOpenFilesNested(t *testing.T) {
-	dir := t.TempDir()
-	s, err := newFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bg := context.Background()
-	if err := s.Set(bg, "k", []byte("abc")); err != nil {
-		t.Fatal(err)
-	}
-	open := func(ctx context.Context) *os.File {
-		t.Helper()
-		f, _, done, err := s.openShared(ctx, "get", "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		done()
-		return f
-	}
-	op, closeOp := WithOpenFiles(bg)
+	s, _ := storeHolding(t, "k")
+	op, closeOp := WithOpenFiles(context.Background())
 	task, closeTask := WithOpenFiles(op)
-	f := open(task)
+	f := openOnce(t, task, s, "k")
 	closeTask()
 	task2, closeTask2 := WithOpenFiles(op)
-	if open(task2) != f {
+	if openOnce(t, task2, s, "k") != f {
 		t.Fatal("a second task under the same op opened the file again")
 	}
 	closeTask2()
@@ -223,4 +196,33 @@ func TestOpenFilesNested(t *testing.T) {
 	if _, err := f.Stat(); err == nil {
 		t.Fatal("the file is still open after the op's close")
 	}
+}
+
+// storeHolding returns a file store in a new directory (and the directory)
+// holding "abc" at each key.
+func storeHolding(t *testing.T, keys ...string) (*fileStore, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if err := s.Set(context.Background(), k, []byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, dir
+}
+
+// openOnce opens key for a shared read under ctx, ends the read, and
+// returns the file it was given.
+func openOnce(t *testing.T, ctx context.Context, s *fileStore, key string) *os.File {
+	t.Helper()
+	f, _, done, err := s.openShared(ctx, "get", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	return f
 }
