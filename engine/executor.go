@@ -666,12 +666,9 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 	if op.MirroredTask(block) {
 		return 0, nil // the task of the transposed block writes this one
 	}
-	// A chunk the task reads in parts, and prefetches part by part, is
-	// opened once (zarr.WithOpenFiles; under runOp, once for all the op's
-	// tasks). Deferred before the wait for the task's reading goroutines,
-	// files kept here are closed after it.
-	ctx, closeFiles := zarr.WithOpenFiles(ctx)
-	defer closeFiles()
+	// The chunk files the task reads in parts, and prefetches part by
+	// part, stay open in the scope runOp (or RunTasks) opened for all the
+	// op's tasks (zarr.WithOpenFiles), and are closed after the last one.
 	out := op.Output
 	z, err := j.storage.array(ctx, out)
 	if err != nil {
