@@ -98,16 +98,8 @@ func TestOpenFilesCache(t *testing.T) {
 
 // A file in use when it leaves the cache is closed by its last user.
 func TestOpenFilesCacheClosesAfterLastUser(t *testing.T) {
-	dir := t.TempDir()
-	s, err := newFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bg := context.Background()
-	if err := s.Set(bg, "k", []byte("abc")); err != nil {
-		t.Fatal(err)
-	}
-	ctx, closeFiles := WithOpenFiles(bg)
+	s, _ := storeHolding(t, "k")
+	ctx, closeFiles := WithOpenFiles(context.Background())
 	f, _, done, err := s.openShared(ctx, "get", "k")
 	if err != nil {
 		t.Fatal(err)
