@@ -57,8 +57,19 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 		ops.StridedCopy(elem, r.Count, buf, 0, ops.CStrides(r.Count), buf, 0, chunkStrides)
 		return nil
 	}
-	scratch := alloc.Allocate(chunkBytes)
-	defer alloc.Free(scratch)
+	// scratch is where box reads put the gaps they read through (any length
+	// serves, zarr.BoxReadGap bytes read each gap whole) and where a chunk
+	// read whole goes before its part is copied out: it grows to a chunk
+	// the first time one is.
+	var scratch []byte
+	scratchOf := func(n int) []byte {
+		if len(scratch) < n {
+			alloc.Free(scratch)
+			scratch = alloc.Allocate(n)
+		}
+		return scratch
+	}
+	defer func() { alloc.Free(scratch) }()
 	dstStrides := ops.CStrides(r.Count)
 	idx := make([]int, n)
 	count := make([]int, n)
@@ -94,14 +105,15 @@ func (j *job) readRegion(ctx context.Context, alloc ops.Allocator, a *plan.Array
 		// under a block give it one row, one column, one element).
 		if !read && unitSteps && !wholeChunk(pieces, idx, chunkShape) {
 			var err error
-			read, err = z.ReadChunkBox(ctx, coords, boxStart(r, pieces, idx, offs, boxAt), count, dst, dstOff, dstStrides, scratch)
+			read, err = z.ReadChunkBox(ctx, coords, boxStart(r, pieces, idx, offs, boxAt), count, dst, dstOff, dstStrides,
+				scratchOf(min(chunkBytes, zarr.BoxReadGap)))
 			if err != nil {
 				_ = direct.Wait() // nothing may still write into dst
 				return err
 			}
 		}
 		if !read {
-			if err := z.ReadChunk(ctx, coords, scratch); err != nil {
+			if err := z.ReadChunk(ctx, coords, scratchOf(chunkBytes)); err != nil {
 				_ = direct.Wait() // nothing may still write into dst
 				return err
 			}

@@ -16,6 +16,19 @@ type RangesReaderInto interface {
 	GetRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) error
 }
 
+// CachedRangesReaderInto is implemented by stores that can read byte
+// ranges on the condition that none waits for a device (a local file whose
+// pages are in the page cache). A box of short runs far apart (the one
+// column of a chunk that a shifted slice needs) then costs a read call per
+// run instead of a read of every byte between them, which is what a box
+// must cost when its bytes come from a disk.
+type CachedRangesReaderInto interface {
+	// GetCachedRangesInto is GetRangesInto when every range is at hand,
+	// and reports true; it reports false, with dsts partly filled, when
+	// one is not (or the store cannot tell).
+	GetCachedRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) (bool, error)
+}
+
 // BoxReadGap is the gap, in bytes, between two runs of a box below which
 // ReadChunkBox reads the runs and the bytes between them with one read
 // rather than two. A read of data the disk must fetch costs about 0.1 ms
@@ -28,6 +41,12 @@ const BoxReadGap = 256 << 10
 // maxBoxReads bounds the reads of one box; a box needing more (a sparse
 // box of many short runs) is read as a whole chunk.
 const maxBoxReads = 1 << 14
+
+// sparseGapBytes is the gap per run, in bytes, from which the runs of a
+// read across gaps are read one by one when they are all in the page cache
+// (CachedRangesReaderInto): a read call costs about what copying 8–16 KiB
+// from the page cache does.
+const sparseGapBytes = 16 << 10
 
 // ReadsBoxes reports whether ReadChunkBox reads parts of this array's
 // chunks (raw chunks in a store that reads byte ranges) rather than
@@ -73,8 +92,12 @@ func (a *Array) PrefetchChunkBox(ctx context.Context, coords, start, count []int
 // gaps under BoxReadGap between them). Box element i (an index vector)
 // goes to element dstOff + Σ i[d]·dstStrides[d] of dst (offsets and strides
 // in elements; dstStrides[last] must be 1). Runs of the box separated by
-// small gaps are read into scratch, at most ChunkBytes bytes, and copied
-// from there.
+// small gaps are read with them in one request, the runs straight into dst
+// and the gaps into scratch, which they overwrite in turn: any length
+// serves, BoxReadGap bytes read each gap whole, and an empty scratch reads
+// every run on its own. When the gaps are long (sparseGapBytes per run)
+// and the store can read only cached ranges (CachedRangesReaderInto), the
+// runs are read on their own if they are all cached.
 //
 // It reads anything only when the chunk is stored as the raw elements (no
 // compression, no transposition) in a store that reads byte ranges
@@ -136,14 +159,12 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 		switch last := len(runs) - 1; {
 		case last >= 0 && runs[last].src+runs[last].n == r.src && runs[last].dst+runs[last].n == r.dst:
 			runs[last].n += r.n
-		case last >= 0 && runs[last].src+runs[last].n == r.src && !reads[len(reads)-1].gaps:
+		case last >= 0 && runs[last].src+runs[last].n == r.src:
 			// Next in the store, elsewhere in dst: the same read, straight
 			// into dst (one vectored read of the store's bytes).
 			runs = append(runs, r)
 			reads[len(reads)-1].last = len(runs) - 1
-		case last >= 0 && (r.src-runs[last].src-runs[last].n)*elem < BoxReadGap &&
-			(reads[len(reads)-1].first == last || reads[len(reads)-1].gaps) &&
-			(r.src+r.n-runs[reads[len(reads)-1].first].src)*elem <= int64(len(scratch)):
+		case last >= 0 && (r.src-runs[last].src-runs[last].n)*elem < BoxReadGap && len(scratch) > 0:
 			runs = append(runs, r)
 			reads[len(reads)-1].last = len(runs) - 1
 			reads[len(reads)-1].gaps = true
@@ -177,53 +198,72 @@ func (a *Array) ReadChunkBox(ctx context.Context, coords, start, count []int, ds
 // and in the destination: element offsets src and dst, and length n.
 type boxRun struct{ src, dst, n int64 }
 
-// boxRead is one read of a box: the runs [first, last], which follow each
-// other in the store unless gaps (then the read takes the bytes between
-// them too).
+// boxRead is one read of a box: the runs [first, last], in store order,
+// with the bytes between them when gaps.
 type boxRead struct {
 	first, last int
 	gaps        bool
 }
 
-// readBox performs a box's reads. A read without gaps goes straight to dst,
-// one range per run (the store reads ranges that follow each other
-// together: one vectored read for a file); a read across gaps goes to
-// scratch and is copied out before the next such read, so each is its own
-// request; consecutive reads without gaps go to the store together.
-func (a *Array) readBox(ctx context.Context, rr RangesReaderInto, key string, runs []boxRun, reads []boxRead, dst, scratch []byte, elem int64) error {
+// readBox performs a box's reads as one request to the store (a file reads
+// ranges that follow each other with one vectored read): each run goes
+// straight to dst and each gap of a read across gaps to sink, in pieces of
+// at most len(sink) bytes. A read across gaps long enough
+// (sparseGapBytes) is first tried run by run from cached bytes.
+func (a *Array) readBox(ctx context.Context, rr RangesReaderInto, key string, runs []boxRun, reads []boxRead, dst, sink []byte, elem int64) error {
 	var offsets []int64
 	var bufs [][]byte
+	cr, _ := rr.(CachedRangesReaderInto)
 	for _, g := range reads {
-		first, last := runs[g.first], runs[g.last]
-		lo, hi := first.src*elem, (last.src+last.n)*elem
-		if !g.gaps {
-			for _, r := range runs[g.first : g.last+1] {
-				offsets, bufs = append(offsets, r.src*elem), append(bufs, dst[r.dst*elem:(r.dst+r.n)*elem])
+		rs := runs[g.first : g.last+1]
+		if g.gaps && cr != nil && sparse(rs, elem) {
+			offs, bs := make([]int64, len(rs)), make([][]byte, len(rs))
+			for i, r := range rs {
+				offs[i], bs[i] = r.src*elem, dst[r.dst*elem:(r.dst+r.n)*elem]
 			}
-			continue
+			ok, err := cr.GetCachedRangesInto(ctx, key, offs, bs)
+			if err != nil {
+				return a.boxErr(key, err)
+			}
+			if ok {
+				continue
+			}
 		}
-		if err := a.readRanges(ctx, rr, key, offsets, bufs); err != nil {
-			return err
-		}
-		offsets, bufs = offsets[:0], bufs[:0]
-		if err := a.readRanges(ctx, rr, key, []int64{lo}, [][]byte{scratch[:hi-lo]}); err != nil {
-			return err
-		}
-		for _, r := range runs[g.first : g.last+1] {
-			copy(dst[r.dst*elem:(r.dst+r.n)*elem], scratch[r.src*elem-lo:])
+		for i, r := range rs {
+			if i > 0 {
+				end := (rs[i-1].src + rs[i-1].n) * elem
+				for gap := r.src*elem - end; gap > 0; {
+					k := min(gap, int64(len(sink)))
+					offsets, bufs = append(offsets, end), append(bufs, sink[:k])
+					end, gap = end+k, gap-k
+				}
+			}
+			offsets, bufs = append(offsets, r.src*elem), append(bufs, dst[r.dst*elem:(r.dst+r.n)*elem])
 		}
 	}
-	return a.readRanges(ctx, rr, key, offsets, bufs)
+	if len(offsets) == 0 {
+		return nil
+	}
+	return a.boxErr(key, rr.GetRangesInto(ctx, key, offsets, bufs))
+}
+
+// sparse reports whether the gaps between runs (store order) average at
+// least sparseGapBytes.
+func sparse(runs []boxRun, elem int64) bool {
+	first, last := runs[0], runs[len(runs)-1]
+	var data int64
+	for _, r := range runs {
+		data += r.n
+	}
+	return ((last.src+last.n-first.src)-data)*elem >= sparseGapBytes*int64(len(runs)-1)
 }
 
 // errBoxMissing marks a missing chunk found by ReadChunkBox.
 var errBoxMissing = errors.New("zarr: chunk missing")
 
-func (a *Array) readRanges(ctx context.Context, rr RangesReaderInto, key string, offsets []int64, bufs [][]byte) error {
-	if len(offsets) == 0 {
-		return nil
-	}
-	err := rr.GetRangesInto(ctx, key, offsets, bufs)
+// boxErr maps a store's error for a box read: a missing chunk to
+// errBoxMissing, a short one to a corrupt chunk.
+func (a *Array) boxErr(key string, err error) error {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return errBoxMissing

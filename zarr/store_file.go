@@ -214,6 +214,35 @@ func (s *fileStore) GetRangesInto(ctx context.Context, key string, offsets []int
 	return nil
 }
 
+// GetCachedRangesInto implements CachedRangesReaderInto: one open, and
+// one non-blocking read per range, stopping at the first range not wholly
+// in the page cache (readCachedAt).
+func (s *fileStore) GetCachedRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) (bool, error) {
+	f, size, done, err := s.openShared(ctx, "get ranges of", key)
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	for i, off := range offsets {
+		if off < 0 || off+int64(len(dsts[i])) > size {
+			return false, fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, s.err("get ranges of", key, err)
+	}
+	for i, off := range offsets {
+		if !readCachedAt(rc, dsts[i], off) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // GetSuffix implements SuffixGetter.
 func (s *fileStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte, error) {
 	if n < 0 {

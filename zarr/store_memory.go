@@ -87,6 +87,15 @@ func (s *memoryStore) GetRangesInto(ctx context.Context, key string, offsets []i
 	return nil
 }
 
+// GetCachedRangesInto implements CachedRangesReaderInto: a memory store
+// holds every value at hand.
+func (s *memoryStore) GetCachedRangesInto(ctx context.Context, key string, offsets []int64, dsts [][]byte) (bool, error) {
+	if err := s.GetRangesInto(ctx, key, offsets, dsts); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // GetSuffix implements SuffixGetter.
 func (s *memoryStore) GetSuffix(ctx context.Context, key string, n int64) ([]byte, error) {
 	if n < 0 {

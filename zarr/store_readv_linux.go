@@ -133,3 +133,16 @@ func readCached(rc syscall.RawConn, bufs [][]byte, off int64) int {
 	}
 	return 0
 }
+
+// readCachedAt fills b with f's bytes from off if they are all in the page
+// cache, with non-blocking reads (readCached), and reports whether it did.
+func readCachedAt(rc syscall.RawConn, b []byte, off int64) bool {
+	for len(b) > 0 {
+		n := readCached(rc, [][]byte{b}, off)
+		if n == 0 {
+			return false
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package zarr
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -114,5 +115,64 @@ func TestReadAtvCachedAndNot(t *testing.T) {
 	// Past the end: the short read is reported.
 	if err := readAtv(f, [][]byte{make([]byte, 10)}, size-5); err == nil {
 		t.Fatal("a read past the end of the file succeeded")
+	}
+}
+
+// GetCachedRangesInto reads scattered ranges of a cached value, reports
+// false (and reads on with GetRangesInto's help) when one range is out of
+// the page cache, and reports a range past the end as corrupt and a
+// missing key as not found.
+func TestFileStoreGetCachedRangesInto(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	st, err := OpenStore(ctx, "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*fileStore)
+	want := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range want {
+		want[i] = byte(rng.Uint32())
+	}
+	if err := s.Set(ctx, "k", want); err != nil {
+		t.Fatal(err)
+	}
+	offsets := []int64{5, 40000, 40008, 700000, 1<<20 - 3}
+	read := func() ([][]byte, bool, error) {
+		dsts := [][]byte{make([]byte, 3), make([]byte, 8), make([]byte, 100), make([]byte, 5000), make([]byte, 3)}
+		ok, err := s.GetCachedRangesInto(ctx, "k", offsets, dsts)
+		return dsts, ok, err
+	}
+	dsts, ok, err := read()
+	if err != nil || (!ok && !noNowait.Load()) {
+		t.Fatalf("cached value: %v, %v; want true", ok, err)
+	}
+	for i, d := range dsts {
+		if ok && !bytes.Equal(d, want[offsets[i]:offsets[i]+int64(len(d))]) {
+			t.Fatalf("range %d: the bytes read differ from the value's", i)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil { // dirty pages are not dropped
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	if in, _, ok := cachedPages(f, 0, int64(len(want))); ok && in == 0 {
+		if _, ok, err := read(); ok || err != nil {
+			t.Fatalf("value out of the page cache: %v, %v; want false", ok, err)
+		}
+	}
+	if _, err := s.GetCachedRangesInto(ctx, "k", []int64{1<<20 - 2}, [][]byte{make([]byte, 3)}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("range past the end: %v, want ErrCorrupt", err)
+	}
+	if _, err := s.GetCachedRangesInto(ctx, "missing", []int64{0}, [][]byte{make([]byte, 3)}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing key: %v, want ErrNotFound", err)
 	}
 }

@@ -2,7 +2,10 @@
 
 package zarr
 
-import "os"
+import (
+	"os"
+	"syscall"
+)
 
 // readAtv fills bufs from f's bytes starting at off, in order and without
 // gaps, one positioned read per buffer.
@@ -15,3 +18,7 @@ func readAtv(f *os.File, bufs [][]byte, off int64) error {
 	}
 	return nil
 }
+
+// readCachedAt reports false: without RWF_NOWAIT reads, whether bytes are
+// cached is not known.
+func readCachedAt(rc syscall.RawConn, b []byte, off int64) bool { return false }
