@@ -195,9 +195,9 @@ func TestReadChunkBoxRequests(t *testing.T) {
 	}
 	elem := func(b []byte, k int) uint64 { return binary.LittleEndian.Uint64(b[8*k:]) }
 	for _, tc := range []struct {
-		name         string
-		store        func(*recorder) zarr.Store
-		start, count []int
+		name          string
+		store         func(*recorder) zarr.Store
+		start, count  []int
 		reads, cached int
 	}{
 		{"rows", func(r *recorder) zarr.Store { return r }, []int{1, 1}, []int{rows - 1, cols - 1}, 1, 0},
