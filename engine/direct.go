@@ -50,6 +50,7 @@ func (j *job) planDirectReads(ctx context.Context) {
 			delete(j.lastPass, op)
 		}
 	}
+	j.firstPass = firstPassReads(j.plan, j.lastPass, j.reverse, cacheBytes(j.opts.ProcessBudget))
 }
 
 // directReads returns the stored source arrays of p whose whole chunks are
@@ -327,16 +328,98 @@ func dependencies(op *plan.Op) map[*plan.Op]bool {
 	return deps
 }
 
+// span is a part of a stored array's chunks: those whose position in C
+// order over the chunk grid, as a fraction of the number of chunks, lies
+// in [lo, hi).
+type span struct{ lo, hi float64 }
+
+// holds reports whether the chunk at coords of a lies in s.
+func (s span) holds(a *plan.Array, coords []int) bool {
+	var pos, total int64 = 0, 1
+	for d, c := range coords {
+		nb := int64(len(a.Chunks[d]))
+		pos = pos*nb + int64(c)
+		total *= nb
+	}
+	f := float64(pos) / float64(total)
+	return f >= s.lo && f < s.hi
+}
+
+// firstPassReads returns, per op, the inputs through which it makes the
+// first of two passes over a stored array whose last pass is in last
+// (lastPassReads: x in sum(x - mean(x, axis=0)), larger than memory),
+// reading whole chunks, with the part of the array that pass reads
+// directly: the chunks it reads first, all but the last cache bytes of the
+// array in its direction (reverse). The page cache keeps what the first
+// pass reads last, for the last pass, which runs the other way and reads
+// the rest directly; what the first pass reads first would be evicted
+// before the last pass came back to it, so reading it through the cache
+// would cost the CPU of filling and reclaiming the cache for nothing
+// (docs/execution.md, "Direct reads"). A step reads its chunks directly
+// when they all lie in that part and are out of the page cache
+// (uncachedStep). Nil when nothing qualifies.
+func firstPassReads(p *plan.Plan, last map[*plan.Op]map[int]bool, reverse map[*plan.OpInfo]bool, cache int64) map[*plan.Op]map[int]span {
+	if len(last) == 0 {
+		return nil
+	}
+	info := map[*plan.Op]*plan.OpInfo{}
+	for _, o := range p.Ops {
+		info[o.Op] = o
+	}
+	readers, _ := storedReaders(p)
+	var out map[*plan.Op]map[int]span
+	for op, ins := range last {
+		for i := range ins {
+			a := op.Inputs[i].Array
+			var first []reader
+			for _, r := range readers[a] {
+				if r.op != op {
+					first = append(first, r)
+				}
+			}
+			n := a.NBytes()
+			if len(first) != 1 || !first[0].op.ReadsWholeChunks(first[0].in) || n <= cache || n <= 0 {
+				continue
+			}
+			f := float64(n-max(cache, 0)) / float64(n)
+			s := span{0, f}
+			if reverse[info[first[0].op]] {
+				s = span{1 - f, 1}
+			}
+			if out == nil {
+				out = map[*plan.Op]map[int]span{}
+			}
+			if out[first[0].op] == nil {
+				out[first[0].op] = map[int]span{}
+			}
+			out[first[0].op][first[0].in] = s
+		}
+	}
+	return out
+}
+
+// cacheBytes estimates the page cache a computation leaves for its data:
+// the machine's memory less the process's budget for tasks and a tenth of
+// the memory for everything else (the interpreter, the kernel, other
+// processes).
+var cacheBytes = func(budget int64) int64 {
+	mem := physicalMemory()
+	return mem - budget - mem/10
+}
+
 // uncachedMax is the share of a step's chunks in the page cache below
 // which uncachedStep reads them directly.
 const uncachedMax = 0.5
 
 // uncachedStep reports whether input i of op, read in its last pass
-// (j.lastPass), has the chunks under region r mostly out of the page
-// cache (zarr.Array.ChunkResident), so the step reads them directly.
+// (j.lastPass) or in the part of its first pass read directly
+// (j.firstPass), has the chunks under region r mostly out of the page
+// cache (zarr.Array.ChunkResident), and in that part for a first pass, so
+// the step reads them directly.
 func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Region) bool {
 	a := op.Inputs[i].Array
-	if !j.lastPass[op][i] {
+	early, first := j.firstPass[op][i]
+	if !j.lastPass[op][i] && !first {
 		return false
 	}
 	z, err := j.storage.array(ctx, a)
@@ -356,6 +439,9 @@ func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Regio
 	for more := true; more; more = advance(idx, counts) {
 		for d := range n {
 			coords[d] = pieces[d][idx[d]].block
+		}
+		if first && !early.holds(a, coords) {
+			return false
 		}
 		f, ok := z.ChunkResident(ctx, coords)
 		if !ok {
@@ -391,11 +477,11 @@ func (j *job) readsDirect(ctx context.Context, a *plan.Array) bool {
 }
 
 // passInputs returns the inputs of op that a step may read directly
-// (uncachedStep): those of its last pass over an array.
+// (uncachedStep): those of its first or last pass over an array.
 func (j *job) passInputs(op *plan.Op) []int {
 	var out []int
 	for i := range op.Inputs {
-		if j.lastPass[op][i] {
+		if _, first := j.firstPass[op][i]; first || j.lastPass[op][i] {
 			out = append(out, i)
 		}
 	}

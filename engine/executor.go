@@ -188,6 +188,11 @@ type job struct {
 	// stored array read several times (lastPassReads): a step finding
 	// their chunks out of the page cache reads them directly.
 	lastPass map[*plan.Op]map[int]bool
+	// firstPass are, per op, the inputs it reads in the first of two
+	// passes over a stored array with a last pass, and the part of the
+	// array's chunks that pass reads directly when they are out of the
+	// page cache (firstPassReads).
+	firstPass map[*plan.Op]map[int]span
 	// directOut are the stored arrays written with direct I/O
 	// (directWrites).
 	directOut map[*plan.Array]bool

@@ -174,6 +174,93 @@ func TestLastPassReadsUncachedChunksDirectly(t *testing.T) {
 	}
 }
 
+// The first of two passes over a stored array larger than memory reads
+// directly, when they are out of the page cache, the chunks it reads
+// first beyond what the cache can keep (firstPassReads: the first 5 of 8
+// chunks with room for 3, the last 5 when the pass runs in reverse), and
+// the rest through the cache; the last pass then finds those 3 cached and
+// reads the 5 others directly. The results are those of reads through the
+// cache.
+func TestFirstPassReadsEarlyChunksDirectly(t *testing.T) {
+	spec := testSpec(t)
+	dir := t.TempDir()
+	v := make([]float64, 64*16384)
+	for i := range v {
+		v[i] = float64((i*7919)%1013) - 506
+	}
+	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, v)
+	mean, err := ops.Reduce("mean", x, []int{0}, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: mean})
+	anom, err := ops.Reduce("sum", d, nil, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := computeFusedValues(t, []*plan.Array{anom})
+	withMemory(t, x.NBytes()/2)
+	defer func(f func(int64) int64) { cacheBytes = f }(cacheBytes)
+	cacheBytes = func(int64) int64 { return 3 << 20 }
+	p, err := plan.Build([]*plan.Array{anom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fuse()
+	var meanOp *plan.OpInfo
+	for _, o := range p.Ops {
+		if o.Op.Func == "mean" && len(o.Op.Inputs) == 1 && o.Op.Inputs[0].Array == x {
+			meanOp = o
+		}
+	}
+	if meanOp == nil {
+		t.Fatal("no op reads x for the mean")
+	}
+	for _, tc := range []struct {
+		reverse bool
+		want    span
+	}{{false, span{0, 5.0 / 8}}, {true, span{3.0 / 8, 1}}} {
+		first := firstPassReads(p, lastPassReads(p), map[*plan.OpInfo]bool{meanOp: tc.reverse}, 3<<20)
+		if len(first) != 1 || len(first[meanOp.Op]) != 1 || first[meanOp.Op][0] != tc.want {
+			t.Fatalf("reverse %v: first passes %v, want the mean reading x's chunks %v directly", tc.reverse, first, tc.want)
+		}
+	}
+	if got := firstPassReads(p, lastPassReads(p), nil, x.NBytes()); got != nil {
+		t.Fatalf("x fits in the cache: first passes %v, want none", got)
+	}
+	counts := countDirect(t)
+	counts[x] = &atomic.Int64{}
+	var inFirst int64 = -1
+	onEvent := func(e Event) {
+		if e.Type == OperationStart && e.Func != "mean" && e.NumTasks > 1 {
+			inFirst = counts[x].Load()
+		}
+	}
+	dropFromCache(t, filepath.Join(dir, "x"))
+	z, err := (&job{storage: newStorage(t.TempDir())}).storage.array(context.Background(), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := z.ChunkResident(context.Background(), []int{0, 0}); f > 0 {
+		t.Skip("pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)")
+	}
+	res, err := Execute(context.Background(), p, Options{MaxWorkers: 2}, onEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	buf := make([]byte, anom.NBytes())
+	if err := res.Read(context.Background(), 0, buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := toFloats(anom.DType, buf); got[0] != want[0][0] {
+		t.Fatalf("read partly directly: %v, through the cache: %v", got[0], want[0][0])
+	}
+	if total := counts[x].Load(); inFirst != 5 || total != 10 {
+		t.Fatalf("chunks of x read directly: %d by the first pass, %d in all; want 5 and 10", inFirst, total)
+	}
+}
+
 func firstKey(m map[int]bool) int {
 	for k := range m {
 		return k
