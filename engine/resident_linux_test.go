@@ -72,24 +72,7 @@ func TestCachedAtEndFindsThePageCachedEnd(t *testing.T) {
 // the last reader only, and nothing when the readers do not run one after
 // the other.
 func TestLastPassReadsUncachedChunksDirectly(t *testing.T) {
-	spec := testSpec(t)
-	dir := t.TempDir()
-	v := make([]float64, 64*16384)
-	for i := range v {
-		v[i] = float64((i*7919)%1013) - 506
-	}
-	// 8 chunks of 1 MiB (direct reads need page-aligned buffers, which
-	// the allocator gives chunks of 1 MiB or more).
-	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, v)
-	mean, err := ops.Reduce("mean", x, []int{0}, false, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: mean})
-	anom, err := ops.Reduce("sum", d, nil, false, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, x, anom := twoPassAnomaly(t)
 	want := computeFusedValues(t, []*plan.Array{anom})
 	withMemory(t, x.NBytes()/2)
 	p, err := plan.Build([]*plan.Array{anom})
@@ -143,16 +126,7 @@ func TestLastPassReadsUncachedChunksDirectly(t *testing.T) {
 				drop()
 			}
 		}
-		res, err := Execute(context.Background(), p, Options{MaxWorkers: 2}, onEvent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Close()
-		buf := make([]byte, anom.NBytes())
-		if err := res.Read(context.Background(), 0, buf); err != nil {
-			t.Fatal(err)
-		}
-		return toFloats(anom.DType, buf)
+		return executeValues(t, p, onEvent, anom)
 	}
 	if got := run(false); got[0] != want[0][0] || counts[x].Load() != 0 {
 		t.Fatalf("x in the page cache: %v (want %v), %d chunks read directly", got[0], want[0][0], counts[x].Load())
@@ -182,22 +156,7 @@ func TestLastPassReadsUncachedChunksDirectly(t *testing.T) {
 // reads the 5 others directly. The results are those of reads through the
 // cache.
 func TestFirstPassReadsEarlyChunksDirectly(t *testing.T) {
-	spec := testSpec(t)
-	dir := t.TempDir()
-	v := make([]float64, 64*16384)
-	for i := range v {
-		v[i] = float64((i*7919)%1013) - 506
-	}
-	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, v)
-	mean, err := ops.Reduce("mean", x, []int{0}, false, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: mean})
-	anom, err := ops.Reduce("sum", d, nil, false, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, x, anom := twoPassAnomaly(t)
 	want := computeFusedValues(t, []*plan.Array{anom})
 	withMemory(t, x.NBytes()/2)
 	defer func(f func(int64) int64) { cacheBytes = f }(cacheBytes)
@@ -244,21 +203,53 @@ func TestFirstPassReadsEarlyChunksDirectly(t *testing.T) {
 	if f, _ := z.ChunkResident(context.Background(), []int{0, 0}); f > 0 {
 		t.Skip("pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)")
 	}
-	res, err := Execute(context.Background(), p, Options{MaxWorkers: 2}, onEvent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	buf := make([]byte, anom.NBytes())
-	if err := res.Read(context.Background(), 0, buf); err != nil {
-		t.Fatal(err)
-	}
-	if got := toFloats(anom.DType, buf); got[0] != want[0][0] {
+	if got := executeValues(t, p, onEvent, anom); got[0] != want[0][0] {
 		t.Fatalf("read partly directly: %v, through the cache: %v", got[0], want[0][0])
 	}
 	if total := counts[x].Load(); inFirst != 5 || total != 10 {
 		t.Fatalf("chunks of x read directly: %d by the first pass, %d in all; want 5 and 10", inFirst, total)
 	}
+}
+
+// twoPassAnomaly stores x, 8 chunks of 1 MiB (direct reads need
+// page-aligned buffers, which the allocator gives chunks of 1 MiB or
+// more), in a new directory and returns it, x and sum(x - mean(x,
+// axis=0)), which reads x twice.
+func twoPassAnomaly(t *testing.T) (string, *plan.Array, *plan.Array) {
+	t.Helper()
+	spec := testSpec(t)
+	dir := t.TempDir()
+	v := make([]float64, 64*16384)
+	for i := range v {
+		v[i] = float64((i*7919)%1013) - 506
+	}
+	x := storedArray(t, spec, dir, "x", []int{64, 16384}, []any{8, 16384}, v)
+	mean, err := ops.Reduce("mean", x, []int{0}, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := ops.Elemwise("subtract", ops.Operand{Array: x}, ops.Operand{Array: mean})
+	anom, err := ops.Reduce("sum", d, nil, false, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, x, anom
+}
+
+// executeValues runs p with 2 workers, passing its events to onEvent, and
+// returns the values of a.
+func executeValues(t *testing.T, p *plan.Plan, onEvent func(Event), a *plan.Array) []float64 {
+	t.Helper()
+	res, err := Execute(context.Background(), p, Options{MaxWorkers: 2}, onEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	buf := make([]byte, a.NBytes())
+	if err := res.Read(context.Background(), 0, buf); err != nil {
+		t.Fatal(err)
+	}
+	return toFloats(a.DType, buf)
 }
 
 func firstKey(m map[int]bool) int {
