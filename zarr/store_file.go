@@ -192,10 +192,8 @@ func (s *fileStore) GetRangesInto(ctx context.Context, key string, offsets []int
 		return err
 	}
 	defer done()
-	for i, off := range offsets {
-		if off < 0 || off+int64(len(dsts[i])) > size {
-			return fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
-		}
+	if err := s.checkRanges(key, size, offsets, dsts); err != nil {
+		return err
 	}
 	for i := 0; i < len(offsets); {
 		j, end := i+1, offsets[i]+int64(len(dsts[i]))
@@ -223,10 +221,8 @@ func (s *fileStore) GetCachedRangesInto(ctx context.Context, key string, offsets
 		return false, err
 	}
 	defer done()
-	for i, off := range offsets {
-		if off < 0 || off+int64(len(dsts[i])) > size {
-			return false, fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
-		}
+	if err := s.checkRanges(key, size, offsets, dsts); err != nil {
+		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -241,6 +237,17 @@ func (s *fileStore) GetCachedRangesInto(ctx context.Context, key string, offsets
 		}
 	}
 	return true, nil
+}
+
+// checkRanges reports a range of dsts at offsets reaching past the end of
+// key's value of size bytes as corrupt.
+func (s *fileStore) checkRanges(key string, size int64, offsets []int64, dsts [][]byte) error {
+	for i, off := range offsets {
+		if off < 0 || off+int64(len(dsts[i])) > size {
+			return fmt.Errorf("%w: range [%d, %d) of key %q in store %s, which holds %d bytes", ErrCorrupt, off, off+int64(len(dsts[i])), key, s, size)
+		}
+	}
+	return nil
 }
 
 // GetSuffix implements SuffixGetter.
