@@ -275,3 +275,48 @@ func TestFusedOpReadsEachInputOnce(t *testing.T) {
 }
 
 func ptr(i int) *int { return &i }
+
+func TestSliceFusesIntoReduction(t *testing.T) {
+	// sum(x[a:b] - row) folds over the slice's blocks where they lie in x
+	// (a grid on x, on x's chunks or across them): the slice is not stored.
+	spec := testSpec(t)
+	x := literal(t, spec, []int{12, 5}, []any{3, 2}, seq(60))
+	y := literal(t, spec, []int{12, 5}, []any{4, 5}, seq(60))
+	row := literal(t, spec, []int{5}, []any{2}, seq(5))
+	ix := func(v int) *int { return &v }
+	for _, sl := range [][2]int{{3, 9}, {4, 11}, {0, 12}, {1, 2}, {6, 12}} {
+		idx := []ops.Index{{Kind: ops.IndexSlice, Start: ix(sl[0]), Stop: ix(sl[1])}, {Kind: ops.IndexSlice, Start: ix(1)}}
+		xs, err := ops.GetItem(x, idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys, _ := ops.GetItem(y, idx)
+		rs, _ := ops.GetItem(row, idx[1:])
+		d, _ := ops.Elemwise("subtract", ops.Operand{Array: xs}, ops.Operand{Array: rs})
+		prod, _ := ops.Elemwise("multiply", ops.Operand{Array: xs}, ops.Operand{Array: ys})
+		for _, operand := range []*plan.Array{xs, d, prod} {
+			for _, axes := range [][]int{{0}, {1}, nil} {
+				for _, split := range []int{2, 16} {
+					m, err := ops.Reduce("sum", operand, axes, false, nil, split)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := compute(t, Options{}, m)[0]
+					p, _ := plan.Build([]*plan.Array{m})
+					p.Fuse()
+					for _, o := range p.Ops {
+						if o.Op.Func == "getitem" || o.Op.Func == "getitem+subtract" || o.Op.Func == "getitem+multiply" {
+							t.Errorf("x[%d:%d, 1:], axes %v split %d: %s stored, not fused into the fold", sl[0], sl[1], axes, split, o.Op.Func)
+						}
+					}
+					got, _ := computeFused(t, m)
+					for i := range want {
+						if !near(got[0][i], want[i]) {
+							t.Fatalf("x[%d:%d, 1:], axes %v split %d: element %d fused %v, unfused %v", sl[0], sl[1], axes, split, i, got[0][i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -256,8 +256,12 @@ func runsAlongFrame(m DimMap) bool {
 
 // compose maps a dimension of one of P's inputs, given in the frame of
 // P's output X, into the frame of C's output through C's maps of X. in is
-// that input dimension's chunks, xChunks X's chunks: a dimension C folds
-// over block by block composes only where the input has X's blocks there.
+// that input dimension's chunks, xChunks X's chunks. A dimension C folds
+// over block by block composes where P reads it at unit step: the fold
+// then steps over X's blocks where they lie in the input, a grid (DimMap
+// Grid) that need not be the input's chunks nor cover the input (a slice
+// such as x[1000:2000], or x[5:] whose blocks straddle the input's
+// chunks), so sum(x[a:b]) reads the slice's chunks and stores no copy.
 func compose(m DimMap, outer []DimMap, in []int, xChunks [][]int) (DimMap, bool) {
 	switch m.Kind {
 	case Const:
@@ -276,9 +280,25 @@ func compose(m DimMap, outer []DimMap, in []int, xChunks [][]int) (DimMap, bool)
 			}
 			return DimMap{Kind: Affine, OutDim: o.OutDim, Start: m.Start + m.Step*o.Start, Step: m.Step * o.Step, Frame: o.Frame}, true
 		case Blocks:
-			if m.Start == 0 && m.Step == 1 && equalInts(in, xChunks[m.OutDim]) {
-				return o, true
+			if m.Step != 1 {
+				return DimMap{}, false
 			}
+			// C folds over X's blocks (o.Grid's, else X's chunks); P
+			// reads them at offset Start of its input: the fold steps
+			// over the same blocks there, as a grid on the input.
+			grid := o.Grid
+			if grid == nil {
+				grid = GridOf(xChunks[m.OutDim])
+			}
+			shifted := make([]int, len(grid))
+			for b, g := range grid {
+				shifted[b] = m.Start + g
+			}
+			if m.Start == 0 && equalInts(shifted, GridOf(in)) {
+				shifted = nil // the input's own chunks
+			}
+			o.Grid = shifted
+			return o, true
 		}
 	}
 	return DimMap{}, false

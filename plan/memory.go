@@ -369,7 +369,7 @@ func (op *Op) InputAligned(i int) bool {
 	for d, m := range in.Dims {
 		switch m.Kind {
 		case Blocks:
-			if m.Grid != nil && !equalInts(m.Grid, GridOf(in.Array.Chunks[d])) {
+			if m.Grid != nil && !gridOfChunks(m.Grid, in.Array.ChunkOffsets(d)) {
 				return false
 			}
 		case Full:
@@ -401,6 +401,22 @@ func (op *Op) InputAligned(i int) bool {
 	return true
 }
 
+// gridOfChunks reports whether each block of grid is one chunk of a
+// dimension whose chunks start at off (plan.Array.ChunkOffsets, with the
+// dimension's length last).
+func gridOfChunks(grid, off []int) bool {
+	k, found := slices.BinarySearch(off, grid[0])
+	if !found {
+		return false
+	}
+	for b := 1; b < len(grid); b++ {
+		if k+b >= len(off) || off[k+b] != grid[b] {
+			return false
+		}
+	}
+	return true
+}
+
 // ReadsWholeChunks reports whether every region of input i that a task
 // reads is made of whole chunks of the input array, each read once per
 // task: folded blocks on a grid whose boundaries are chunk boundaries,
@@ -413,7 +429,13 @@ func (op *Op) ReadsWholeChunks(i int) bool {
 		switch m.Kind {
 		case Blocks:
 			if m.Grid != nil {
+				// A grid over part of the dimension (a slice) reads part of
+				// the array: not "once in all", which the engine's choices
+				// of direct reads and passes take this to mean.
 				off := in.Array.ChunkOffsets(d)
+				if m.Grid[0] != 0 || m.Grid[len(m.Grid)-1] != in.Array.Shape[d] {
+					return false
+				}
 				for _, g := range m.Grid {
 					if _, found := slices.BinarySearch(off, g); !found {
 						return false

@@ -149,10 +149,11 @@ type DimMap struct {
 	// Ranges are, for the Ranges kind, the input range [lo, hi) read for
 	// each output block along OutDim.
 	Ranges [][2]int `json:",omitempty"`
-	// Grid is, for the Blocks kind, the block boundaries (0, ..., the
-	// dimension's length; see GridOf) the task's steps iterate over along
-	// this dimension when they differ from the input array's chunks (nil:
-	// the array's own chunks).
+	// Grid is, for the Blocks kind, the block boundaries (increasing,
+	// within the dimension; see GridOf) the task's steps iterate over
+	// along this dimension when they differ from the input array's chunks
+	// (nil: the array's own chunks). A grid need not cover the dimension:
+	// a fold over a slice of the input steps over the slice's blocks.
 	Grid []int `json:",omitempty"`
 }
 
@@ -526,7 +527,7 @@ func (op *Op) check() error {
 				bad = m.OutDim >= nout || m.IterAxis < 0 || (m.OutDim >= 0 && m.Factor < 1)
 				if m.Grid != nil {
 					g := m.Grid
-					bad = bad || len(g) < 2 || g[0] != 0 || g[len(g)-1] != in.Array.Shape[d]
+					bad = bad || len(g) < 2 || g[0] < 0 || g[len(g)-1] > in.Array.Shape[d]
 					for b := 1; b < len(g) && !bad; b++ {
 						bad = g[b] <= g[b-1]
 					}

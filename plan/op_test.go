@@ -69,10 +69,44 @@ func TestInputRegionBlocksGrid(t *testing.T) {
 	if got := InputBlocks(op); got != 2 {
 		t.Errorf("a step overlaps at most %d stored chunks, want 2", got)
 	}
-	for _, bad := range [][]int{{0, 2, 9, 8, 9}, {1, 9}, {0, 4, 8}, {0, 4, 4, 9}, {0}} {
+	for _, bad := range [][]int{{0, 2, 9, 8, 9}, {-1, 4}, {0, 4, 10}, {0, 4, 4, 9}, {0}} {
 		op.Inputs[0].Dims[0].Grid = bad
 		if op.check() == nil {
 			t.Errorf("grid %v accepted for a dimension of 9", bad)
+		}
+	}
+}
+
+func TestInputRegionPartialGrid(t *testing.T) {
+	// A round over the slice x[3:9] (a getitem fused into it): the grid
+	// covers part of the dimension, on the stored chunks or across them.
+	x := testArray([]int{12, 3}, [][]int{{3, 3, 3, 3}, {3}})
+	out := testArray([]int{1, 3}, [][]int{{1}, {3}})
+	op := NewOp("sum", "blockwise", []Input{{Array: x, Dims: []DimMap{
+		{Kind: Blocks, OutDim: -1, Grid: []int{3, 6, 9}}, {Kind: Affine, OutDim: 1, Step: 1}}}}, out, Kernel{Core: "reduce"})
+	if err := op.check(); err != nil {
+		t.Fatal(err)
+	}
+	if got := op.IterShape([]int{0, 0}); !reflect.DeepEqual(got, []int{2}) {
+		t.Errorf("%v steps, want [2]", got)
+	}
+	r := op.InputRegion(0, []int{0, 0}, []int{1})
+	if !reflect.DeepEqual(r, Region{Start: []int{6, 0}, Step: []int{1, 1}, Count: []int{3, 3}}) {
+		t.Errorf("got %+v", r)
+	}
+	if !op.InputAligned(0) {
+		t.Error("each block of grid [3 6 9] is a stored chunk: aligned")
+	}
+	if op.ReadsWholeChunks(0) {
+		t.Error("a grid over part of the dimension does not read the array once in all")
+	}
+	if got := op.nbytesRead(0); got != 6*3*8 {
+		t.Errorf("reads %d bytes, want the slice's %d", got, 6*3*8)
+	}
+	for _, g := range [][]int{{4, 7, 9}, {3, 9}, {3, 6, 8}} {
+		op.Inputs[0].Dims[0].Grid = g
+		if op.InputAligned(0) {
+			t.Errorf("grid %v across stored chunks counted as aligned", g)
 		}
 	}
 }

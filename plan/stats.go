@@ -220,7 +220,11 @@ func (op *Op) nbytesRead(k int) int64 {
 				follow(m.OutDim)
 			}
 		case Blocks:
-			n *= int64(in.Array.Shape[d])
+			if g := m.Grid; g != nil {
+				n *= int64(g[len(g)-1] - g[0])
+			} else {
+				n *= int64(in.Array.Shape[d])
+			}
 			follow(m.OutDim)
 		case Full:
 			n *= int64(in.Array.Shape[d]) // by every task
