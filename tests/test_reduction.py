@@ -380,3 +380,23 @@ def test_fold_over_a_broadcast_dimension(spec):
     assert_matches(cubego.sum(x, axis=0), np.sum(b, axis=0))
     assert_matches(cubego.argmax(x), np.argmax(b))
     assert_matches(cubego.mean(x + 1, axis=(0, 1)), np.mean(b + 1))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "var"])
+@pytest.mark.parametrize(
+    "key", [np.s_[10:40], np.s_[7:33, 2:], np.s_[:, 5:9], np.s_[30:], np.s_[12:13, 3:28]]
+)
+def test_reduction_of_a_stored_slice_fuses(spec, tmp_path, name, key):
+    # A slice of a stored array folds into the reduction over it (no copy of
+    # the slice is stored), on the chunks or across them, as numpy computes.
+    a = make_data((48, 30), "float64", seed=5)
+    row = make_data((30,), "float64", seed=6)
+    cubego.to_zarr(cubego.asarray(a, chunks=(6, 10), spec=spec), str(tmp_path / "a.zarr"))
+    x = cubego.from_zarr(str(tmp_path / "a.zarr"), spec=spec)
+    r = cubego.asarray(row, chunks=(10,), spec=spec)
+    for axis in (None, 0, 1):
+        expected = getattr(np, name)(a[key] - row[key[-1] if isinstance(key, tuple) else slice(None)], axis=axis)
+        y = getattr(cubego, name)(x[key] - (r[key[-1]] if isinstance(key, tuple) else r), axis=axis)
+        funcs = [op.func for op in y.plan().ops]
+        assert funcs[0].startswith("getitem+") and funcs[0] != "getitem+subtract", funcs
+        assert_matches(y, expected, rtol=1e-10)
