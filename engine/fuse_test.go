@@ -320,3 +320,76 @@ func TestSliceFusesIntoReduction(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedViewFusesIntoEachReader(t *testing.T) {
+	// xs - mean(xs, axis=0) over a slice xs of x: the slice, read by both
+	// the mean and the difference, fuses into each and is not stored. A
+	// strided slice, which a fold cannot step over, stays for the fold
+	// and still fuses into the difference.
+	spec := testSpec(t)
+	x := literal(t, spec, []int{12, 5}, []any{3, 2}, seq(60))
+	ix := func(v int) *int { return &v }
+	for _, c := range []struct {
+		key   []ops.Index
+		views int // getitem ops left after fusion
+	}{
+		{[]ops.Index{{Kind: ops.IndexSlice, Start: ix(3), Stop: ix(11)}, {Kind: ops.IndexSlice, Start: ix(1)}}, 0},
+		{[]ops.Index{{Kind: ops.IndexSlice, Start: ix(6)}}, 0},
+		{[]ops.Index{{Kind: ops.IndexSlice, Step: ix(2)}}, 1},
+	} {
+		xs, err := ops.GetItem(x, c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := ops.Reduce("mean", xs, []int{0}, true, nil, 2)
+		d, _ := ops.Elemwise("subtract", ops.Operand{Array: xs}, ops.Operand{Array: m})
+		s, _ := ops.Reduce("sum", d, nil, false, nil, 0)
+		for _, outs := range [][]*plan.Array{{s}, {s, xs}} {
+			want := compute(t, Options{}, outs...)
+			p, _ := plan.Build(outs)
+			p.Fuse()
+			views := 0
+			for _, o := range p.Ops {
+				if o.Op.Func == "getitem" {
+					views++
+				}
+			}
+			wantViews := c.views
+			if len(outs) == 2 {
+				wantViews = 1 // requested: stored, and read by no fused op
+			}
+			if views != wantViews {
+				t.Errorf("key %v, %d outputs: %d getitem ops after fusion, want %d", c.key, len(outs), views, wantViews)
+			}
+			got, _ := computeFused(t, outs...)
+			for k := range want {
+				for i := range want[k] {
+					if !near(got[k][i], want[k][i]) {
+						t.Fatalf("key %v output %d element %d: fused %v, unfused %v", c.key, k, i, got[k][i], want[k][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSharedComputationIsStoredOnce(t *testing.T) {
+	// An element-wise result that computes (not a view) and that two ops
+	// read is computed once and stored, not computed again in each.
+	spec := testSpec(t)
+	x := literal(t, spec, []int{12, 5}, []any{3, 2}, seq(60))
+	y, _ := ops.Elemwise("negative", ops.Operand{Array: x})
+	a, _ := ops.Reduce("sum", y, []int{0}, false, nil, 0)
+	b, _ := ops.Reduce("max", y, []int{1}, false, nil, 0)
+	p, _ := plan.Build([]*plan.Array{a, b})
+	p.FuseWith(plan.FuseOptions{SingleInput: true}) // no sibling merging
+	n := 0
+	for _, o := range p.Ops {
+		if o.Op.Func == "negative" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d negative ops after fusion, want 1 (stored, read by both)", n)
+	}
+}

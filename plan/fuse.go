@@ -3,9 +3,10 @@ package plan
 import "reflect"
 
 // Fuse rewrites the plan so that elementwise ops feed their consumers
-// directly: when an op C reads an array X that only C reads, and X comes
-// from a "map" op P, C's kernel is given P's expression in place of its
-// reads of X and reads P's inputs itself, so X is never stored. Maps
+// directly: when an op C reads an array X that only C reads (or that
+// several ops read, if P is a view: isView), and X comes from a "map" op
+// P, C's kernel is given P's expression in place of its reads of X and
+// reads P's inputs itself, so X is never stored. Maps
 // compose: P reading element s + t·j of an input for X's element j, and C
 // reading X's element S + T·i for its own element i, makes the fused op
 // read element (s + t·S) + t·T·i. A fusion is kept only when the fused op's
@@ -29,6 +30,9 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 	}
 	producer := map[*Array]*OpInfo{}
 	removed := map[*OpInfo]bool{}
+	// A view (isView) read by several ops fuses into each that can take
+	// it, and is left out once all have.
+	viewFused := map[*OpInfo]int{}
 	var kept []*OpInfo
 	for _, o := range p.Ops {
 		cur := o.Op
@@ -37,7 +41,11 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 			changed = false
 			for _, a := range cur.InputArrays() {
 				prod, ok := producer[a]
-				if !ok || removed[prod] || outputs[a] || a.Target != nil || consumers[a] != 1 || bounds.Stored[a] {
+				if !ok || removed[prod] || outputs[a] || a.Target != nil || bounds.Stored[a] {
+					continue
+				}
+				shared := consumers[a] != 1
+				if shared && !isView(prod.Op) {
 					continue
 				}
 				fused := fuseInto(cur, prod.Op)
@@ -48,7 +56,9 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 				// the copy reads, so the bounds on reads do not apply.
 				if ProjectedMem(fused) <= p.Spec.AllowedMem && (isRechunk(prod.Op) || bounds.allows(fused)) {
 					cur = fused
-					removed[prod] = true
+					if viewFused[prod]++; viewFused[prod] == consumers[a] {
+						removed[prod] = true
+					}
 					changed = !chain
 					break
 				}
@@ -74,6 +84,16 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 
 func isMap(op *Op) bool {
 	return op.Kind == "blockwise" && op.Kernel.Core == "map" && len(op.Kernel.Exprs) == 1
+}
+
+// isView reports whether op is a map that only reads its one input, such
+// as a slice (x[1000:2000]): fused into each op that reads it, it costs
+// those ops no arithmetic and no more reads than reading its stored copy
+// would, while storing it would copy it. So a view that several ops read
+// fuses into each of them: the anomaly xs - mean(xs, axis=0) of a slice
+// xs reads the slice's chunks of x in both passes and stores no copy.
+func isView(op *Op) bool {
+	return isMap(op) && len(op.Inputs) == 1 && op.Kernel.Exprs[0].Op == "input"
 }
 
 // isRechunk reports whether op is a rechunk copy (a map whose one input is
