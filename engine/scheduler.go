@@ -88,6 +88,10 @@ func (r *opRun) run(ctx context.Context) error {
 		}
 		step = retreat
 	}
+	if order := r.j.lastPassOrder(r.o, r.reverse); order != nil {
+		copy(next, unravel(int64(order[0]), nb))
+		step = orderStep(order)
+	}
 	more := true
 	perTask := r.j.blocksPerTask(r.o)
 	pf := r.j.newTaskPrefetcher(ctx, r.o.Op, next, step, r.written)
