@@ -51,6 +51,7 @@ func (j *job) planDirectReads(ctx context.Context) {
 		}
 	}
 	j.firstPass = firstPassReads(j.plan, j.lastPass, j.reverse, cacheBytes(j.opts.ProcessBudget))
+	j.fill = newFillMeters(j.firstPass)
 }
 
 // directReads returns the stored source arrays of p whose whole chunks are
@@ -413,9 +414,10 @@ const uncachedMax = 0.5
 
 // uncachedStep reports whether input i of op, read in its last pass
 // (j.lastPass) or in the part of its first pass read directly
-// (j.firstPass), has the chunks under region r mostly out of the page
-// cache (zarr.Array.ChunkResident), and in that part for a first pass, so
-// the step reads them directly.
+// (j.firstPass; all of it once filling the cache tripped the array's
+// fillMeter), has the chunks under region r mostly out of the page cache
+// (zarr.Array.ChunkResident), and in that part for a first pass, so the
+// step reads them directly.
 func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Region) bool {
 	a := op.Inputs[i].Array
 	early, first := j.firstPass[op][i]
@@ -440,7 +442,7 @@ func (j *job) uncachedStep(ctx context.Context, op *plan.Op, i int, r plan.Regio
 		for d := range n {
 			coords[d] = pieces[d][idx[d]].block
 		}
-		if first && !early.holds(a, coords) {
+		if first && !early.holds(a, coords) && !j.fill[a].tripped() {
 			return false
 		}
 		f, ok := z.ChunkResident(ctx, coords)

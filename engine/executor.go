@@ -193,6 +193,8 @@ type job struct {
 	// array's chunks that pass reads directly when they are out of the
 	// page cache (firstPassReads).
 	firstPass map[*plan.Op]map[int]span
+	// fill times the first passes' reads (fillMeter), per array.
+	fill map[*plan.Array]*fillMeter
 	// directOut are the stored arrays written with direct I/O
 	// (directWrites).
 	directOut map[*plan.Array]bool
@@ -810,8 +812,19 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 					b = ta.Allocate(size)
 				}
 				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
+				var t0 time.Time
+				meter := j.fill[in.Array]
+				if _, first := j.firstPass[op][i]; !first {
+					meter = nil
+				}
+				if meter != nil {
+					t0 = time.Now()
+				}
 				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
 					return err
+				}
+				if meter != nil {
+					meter.record(int64(n), time.Since(t0), j.readsDirect(ctx, in.Array))
 				}
 			}
 			return nil

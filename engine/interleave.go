@@ -1,23 +1,29 @@
 package engine
 
-import "github.com/cubego/cubego/plan"
+import (
+	"context"
+
+	"github.com/cubego/cubego/plan"
+)
 
 // lastPassOrder returns the order, as indices in C order over its task
 // grid, in which the last pass over a stored array (job.lastPass) runs its
 // tasks when part of that pass reads the page cache and part the disk:
 // nil when the op is not such a pass or all of it reads one of them.
 //
-// The first pass read part of the array directly (job.firstPass), so the
-// page cache holds only the rest; run in its own direction, the last pass
-// would first compute over cached chunks with the disk idle, then wait on
-// the disk with the cores idle (W3.anom at L: 3.1 s of cached tasks, then
-// 4 s of disk-bound ones). Interleaving the two kinds in proportion, each
-// kind in the op's direction, keeps the disk reading for some workers
-// while others compute. Which task reads which is the plan's expectation
-// (the first pass's span), not a probe: a step still reads directly only
-// what it finds out of the cache (uncachedStep), and a wrong expectation
-// costs only the overlap.
-func (j *job) lastPassOrder(o *plan.OpInfo, reverse bool) []int {
+// The first pass read part of the array directly (job.firstPass, and the
+// rest of it once filling the cache tripped its fillMeter), so the page
+// cache holds only the rest; run in its own direction, the last pass would
+// first compute over cached chunks with the disk idle, then wait on the
+// disk with the cores idle (W3.anom at L: 3.1 s of cached tasks, then 4 s
+// of disk-bound ones). Interleaving the two kinds in proportion, each kind
+// in the op's direction, keeps the disk reading for some workers while
+// others compute. A task's kind is whether its first chunk is in the page
+// cache (zarr.Array.ChunkResident) for passes of up to residencyMaxTasks
+// tasks, else whether the first pass's direct span holds it. It only
+// orders the tasks: a step still reads directly exactly what it finds out
+// of the cache (uncachedStep), and a wrong guess costs only the overlap.
+func (j *job) lastPassOrder(ctx context.Context, o *plan.OpInfo, reverse bool) []int {
 	op := o.Op
 	var a *plan.Array
 	var in int
@@ -41,6 +47,17 @@ func (j *job) lastPassOrder(o *plan.OpInfo, reverse bool) []int {
 	if !found || n < 2 {
 		return nil
 	}
+	onDisk := func(coords []int) bool { return sp.holds(a, coords) }
+	if j.storage != nil && n <= residencyMaxTasks {
+		if z, err := j.storage.array(ctx, a); err == nil {
+			onDisk = func(coords []int) bool {
+				if f, ok := z.ChunkResident(ctx, coords); ok {
+					return f < uncachedMax
+				}
+				return sp.holds(a, coords)
+			}
+		}
+	}
 	nb := op.TaskGrid()
 	zero := make([]int, len(op.IterShape(make([]int, len(nb)))))
 	coords := make([]int, a.NDim())
@@ -55,7 +72,7 @@ func (j *job) lastPassOrder(o *plan.OpInfo, reverse bool) []int {
 		for d := range coords {
 			coords[d] = a.BlockOf(d, r.Start[d])
 		}
-		if sp.holds(a, coords) {
+		if onDisk(coords) {
 			disk = append(disk, idx)
 		} else {
 			cached = append(cached, idx)
@@ -66,6 +83,10 @@ func (j *job) lastPassOrder(o *plan.OpInfo, reverse bool) []int {
 	}
 	return interleave(cached, disk)
 }
+
+// residencyMaxTasks is the most tasks of a last pass whose first chunks
+// lastPassOrder looks up in the page cache (one mincore each).
+const residencyMaxTasks = 4096
 
 // interleave merges a and b in proportion to their lengths, each in its
 // own order, a first: after any prefix of the result, each has given up

@@ -88,7 +88,7 @@ func (r *opRun) run(ctx context.Context) error {
 		}
 		step = retreat
 	}
-	if order := r.j.lastPassOrder(r.o, r.reverse); order != nil {
+	if order := r.j.lastPassOrder(ctx, r.o, r.reverse); order != nil {
 		copy(next, unravel(int64(order[0]), nb))
 		step = orderStep(order)
 	}
