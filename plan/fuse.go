@@ -86,14 +86,25 @@ func isMap(op *Op) bool {
 	return op.Kind == "blockwise" && op.Kernel.Core == "map" && len(op.Kernel.Exprs) == 1
 }
 
-// isView reports whether op is a map that only reads its one input, such
-// as a slice (x[1000:2000]): fused into each op that reads it, it costs
-// those ops no arithmetic and no more reads than reading its stored copy
-// would, while storing it would copy it. So a view that several ops read
-// fuses into each of them: the anomaly xs - mean(xs, axis=0) of a slice
-// xs reads the slice's chunks of x in both passes and stores no copy.
+// isView reports whether op is a map that only reads its one input at
+// unit steps, such as a slice (x[1000:2000]), an integer index or a
+// transpose: fused into each op that reads it, it costs those ops no
+// arithmetic and no more reads than reading its stored copy would, while
+// storing it would copy it. So a view that several ops read fuses into
+// each of them: the anomaly xs - mean(xs, axis=0) of a slice xs reads the
+// slice's chunks of x in both passes and stores no copy. A strided slice
+// (x[::2]) is not one: each reader would read whole chunks of x for half
+// their elements.
 func isView(op *Op) bool {
-	return isMap(op) && len(op.Inputs) == 1 && op.Kernel.Exprs[0].Op == "input"
+	if !isMap(op) || len(op.Inputs) != 1 || op.Kernel.Exprs[0].Op != "input" {
+		return false
+	}
+	for _, m := range op.Inputs[0].Dims {
+		if !(m.Kind == Const || m.Kind == Affine && m.Step == 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // isRechunk reports whether op is a rechunk copy (a map whose one input is
