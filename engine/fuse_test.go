@@ -324,8 +324,8 @@ func TestSliceFusesIntoReduction(t *testing.T) {
 func TestSharedViewFusesIntoEachReader(t *testing.T) {
 	// xs - mean(xs, axis=0) over a slice xs of x: the slice, read by both
 	// the mean and the difference, fuses into each and is not stored. A
-	// strided slice, which a fold cannot step over, stays for the fold
-	// and still fuses into the difference.
+	// strided slice, which each reader would read whole chunks for, is
+	// stored once for both.
 	spec := testSpec(t)
 	x := literal(t, spec, []int{12, 5}, []any{3, 2}, seq(60))
 	ix := func(v int) *int { return &v }
