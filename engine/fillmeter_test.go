@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"context"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,26 +71,12 @@ func TestTrippedFirstPassReadsTheRestDirectly(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Fuse()
-	counts := countDirect(t)
-	counts[x] = &atomic.Int64{}
-	var inFirst int64 = -1
-	onEvent := func(e Event) {
-		if e.Type == OperationStart && e.Func != "mean" && e.NumTasks > 1 {
-			inFirst = counts[x].Load()
-		}
-	}
-	dropFromCache(t, filepath.Join(dir, "x"))
-	z, err := (&job{storage: newStorage(t.TempDir())}).storage.array(context.Background(), x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f, _ := z.ChunkResident(context.Background(), []int{0, 0}); f > 0 {
-		t.Skip("pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)")
-	}
+	counts, inFirst, onEvent := passDirectCounts(t, x)
+	dropOrSkip(t, filepath.Join(dir, "x"), x)
 	if got := executeValues(t, p, onEvent, anom); got[0] != want[0][0] {
 		t.Fatalf("read directly: %v, through the cache: %v", got[0], want[0][0])
 	}
-	if total := counts[x].Load(); inFirst != 8 || total != 16 {
-		t.Fatalf("chunks of x read directly: %d by the first pass, %d in all; want 8 and 16", inFirst, total)
+	if total := counts.Load(); *inFirst != 8 || total != 16 {
+		t.Fatalf("chunks of x read directly: %d by the first pass, %d in all; want 8 and 16", *inFirst, total)
 	}
 }

@@ -187,27 +187,44 @@ func TestFirstPassReadsEarlyChunksDirectly(t *testing.T) {
 	if got := firstPassReads(p, lastPassReads(p), nil, x.NBytes()); got != nil {
 		t.Fatalf("x fits in the cache: first passes %v, want none", got)
 	}
+	counts, inFirst, onEvent := passDirectCounts(t, x)
+	dropOrSkip(t, filepath.Join(dir, "x"), x)
+	if got := executeValues(t, p, onEvent, anom); got[0] != want[0][0] {
+		t.Fatalf("read partly directly: %v, through the cache: %v", got[0], want[0][0])
+	}
+	if total := counts.Load(); *inFirst != 5 || total != 10 {
+		t.Fatalf("chunks of x read directly: %d by the first pass, %d in all; want 5 and 10", *inFirst, total)
+	}
+}
+
+// passDirectCounts counts the chunks of x read directly (countDirect): in
+// all, and, through onEvent, by the time the first op other than the mean
+// with more than one task (the last pass) started.
+func passDirectCounts(t *testing.T, x *plan.Array) (total *atomic.Int64, inFirst *int64, onEvent func(Event)) {
+	t.Helper()
 	counts := countDirect(t)
-	counts[x] = &atomic.Int64{}
-	var inFirst int64 = -1
-	onEvent := func(e Event) {
+	total, inFirst = &atomic.Int64{}, new(int64)
+	counts[x] = total
+	*inFirst = -1
+	return total, inFirst, func(e Event) {
 		if e.Type == OperationStart && e.Func != "mean" && e.NumTasks > 1 {
-			inFirst = counts[x].Load()
+			*inFirst = total.Load()
 		}
 	}
-	dropFromCache(t, filepath.Join(dir, "x"))
+}
+
+// dropOrSkip drops the stored array x, whose files are under root, from
+// the page cache, and skips the test where its pages stay in memory anyway
+// (tmpfs).
+func dropOrSkip(t *testing.T, root string, x *plan.Array) {
+	t.Helper()
+	dropFromCache(t, root)
 	z, err := (&job{storage: newStorage(t.TempDir())}).storage.array(context.Background(), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, _ := z.ChunkResident(context.Background(), []int{0, 0}); f > 0 {
+	if f, _ := z.ChunkResident(context.Background(), make([]int, x.NDim())); f > 0 {
 		t.Skip("pages stay in memory after POSIX_FADV_DONTNEED (tmpfs?)")
-	}
-	if got := executeValues(t, p, onEvent, anom); got[0] != want[0][0] {
-		t.Fatalf("read partly directly: %v, through the cache: %v", got[0], want[0][0])
-	}
-	if total := counts[x].Load(); inFirst != 5 || total != 10 {
-		t.Fatalf("chunks of x read directly: %d by the first pass, %d in all; want 5 and 10", inFirst, total)
 	}
 }
 
