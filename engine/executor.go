@@ -812,13 +812,10 @@ func (j *job) runTask(ctx context.Context, k *ops.TaskKernel, op *plan.Op, block
 					b = ta.Allocate(size)
 				}
 				ins[i] = ops.Block{DType: in.Array.DType, Shape: r.Count, Data: b[:n], Origin: origin}
+				var meter *fillMeter // a first pass's reads are timed
 				var t0 time.Time
-				meter := j.fill[in.Array]
-				if _, first := j.firstPass[op][i]; !first {
-					meter = nil
-				}
-				if meter != nil {
-					t0 = time.Now()
+				if _, first := j.firstPass[op][i]; first {
+					meter, t0 = j.fill[in.Array], time.Now()
 				}
 				if err := j.readRegion(ctx, ta, in.Array, r, b); err != nil {
 					return err

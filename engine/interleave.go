@@ -109,11 +109,12 @@ func interleave(a, b []int) []int {
 }
 
 // orderStep returns a step function (as advance and retreat) walking the
-// blocks of a grid of shape nb in order (flat indices in C order): the
-// block after block, or false after the last. Stateless, so that the
-// scheduler and its prefetcher each walk it from their own block.
+// blocks of a grid of shape nb in order (a permutation of the grid's flat
+// indices in C order): the block after block, or false after the last.
+// Stateless, so that the scheduler and its prefetcher each walk it from
+// their own block.
 func orderStep(order []int) func(block, nb []int) bool {
-	pos := make(map[int]int, len(order))
+	pos := make([]int, len(order)) // each flat index's place in order
 	for s, idx := range order {
 		pos[idx] = s
 	}

@@ -30,9 +30,9 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 	}
 	producer := map[*Array]*OpInfo{}
 	removed := map[*OpInfo]bool{}
-	// A view (isView) read by several ops fuses into each that can take
-	// it, and is left out once all have.
-	viewFused := map[*OpInfo]int{}
+	// How many of its readers each producer has been fused into: it is
+	// left out once all have (one, or several for a view: isView).
+	fusedInto := map[*OpInfo]int{}
 	var kept []*OpInfo
 	for _, o := range p.Ops {
 		cur := o.Op
@@ -56,7 +56,7 @@ func (p *Plan) FuseWith(bounds FuseOptions) {
 				// the copy reads, so the bounds on reads do not apply.
 				if ProjectedMem(fused) <= p.Spec.AllowedMem && (isRechunk(prod.Op) || bounds.allows(fused)) {
 					cur = fused
-					if viewFused[prod]++; viewFused[prod] == consumers[a] {
+					if fusedInto[prod]++; fusedInto[prod] == consumers[a] {
 						removed[prod] = true
 					}
 					changed = !chain
