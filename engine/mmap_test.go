@@ -22,7 +22,7 @@ import (
 
 // storeRaw writes v (as dt) to a raw Zarr array "name" of shape and
 // chunks under dir.
-func storeRaw(t *testing.T, dir, name string, dt zarr.DataType, shape, chunks []int, v []float64) {
+func storeRaw(t testing.TB, dir, name string, dt zarr.DataType, shape, chunks []int, v []float64) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := zarr.OpenStore(ctx, dir)

@@ -157,11 +157,15 @@ func scalarExtreme[T realNumber](x []T, m T, isMax bool) T {
 // pairwiseSumFloat64 is pairwiseSum over a contiguous run: the same
 // splits, and blockSum's eight accumulators as two vectors, each lane
 // adding the same elements in the same order from zero, so the result has
-// the same bits.
+// the same bits. A node whose two halves are leaves folds both at once
+// (leafPairFloat64).
 func pairwiseSumFloat64(x []float64) float64 {
 	if n := len(x); n > pairwiseBlock {
 		h := n / 2
 		h -= h % 8
+		if s, ok := leafPairFloat64(x, h); ok {
+			return s
+		}
 		return pairwiseSumFloat64(x[:h]) + pairwiseSumFloat64(x[h:])
 	}
 	var a, b archsimd.Float64x4
