@@ -191,6 +191,9 @@ func pairwiseSumFloat32(x []float32) float32 {
 	if n := len(x); n > pairwiseBlock {
 		h := n / 2
 		h -= h % 8
+		if s, ok := leafPairFloat32(x, h); ok {
+			return s
+		}
 		return pairwiseSumFloat32(x[:h]) + pairwiseSumFloat32(x[h:])
 	}
 	var a archsimd.Float32x8

@@ -16,7 +16,9 @@ import (
 // band summed right after it is read) at 18-19 us a band against 14. Each
 // leaf keeps its own eight lanes, added in the same order from zero, and
 // the lanes are combined as blockSum combines its accumulators, in
-// registers, so the sums have the same bits as pairwiseSum's.
+// registers, so the sums have the same bits as pairwiseSum's. float32,
+// whose leaf is one vector chain, gains more: 50-57 against 26-33 GB/s in
+// cache.
 
 var hasAVX512 = archsimd.X86.AVX512()
 
@@ -200,4 +202,81 @@ func fullLeafPair256(p unsafe.Pointer) float64 {
 	b0 = b0.Add(archsimd.LoadFloat64x4(f64x4(q, 960)))
 	b1 = b1.Add(archsimd.LoadFloat64x4(f64x4(q, 992)))
 	return lanesSum8(a0, a1, b0, b1)
+}
+
+// leafPairFloat32 is leafPairFloat64 for float32, whose leaf's eight lanes
+// are one 4-byte-lane vector: two leaves are two vector chains instead of
+// one.
+func leafPairFloat32(x []float32, h int) (s float32, ok bool) {
+	n := len(x)
+	if n%8 != 0 || n-h > pairwiseBlock {
+		return 0, false
+	}
+	p := unsafe.Pointer(unsafe.SliceData(x))
+	if n == 2*pairwiseBlock {
+		return fullLeafPairFloat32(p), true
+	}
+	q := unsafe.Add(p, h*4)
+	var a, b archsimd.Float32x8
+	i := 0
+	for ; i < h*4; i += 32 {
+		a = a.Add(archsimd.LoadFloat32x8(f32x8(p, i)))
+		b = b.Add(archsimd.LoadFloat32x8(f32x8(q, i)))
+	}
+	for ; i < (n-h)*4; i += 32 {
+		b = b.Add(archsimd.LoadFloat32x8(f32x8(q, i)))
+	}
+	return lanesSum8Float32(a, b), true
+}
+
+func f32x8(p unsafe.Pointer, off int) *[8]float32 { return (*[8]float32)(unsafe.Add(p, off)) }
+
+// lanesSum8Float32 is lanesSum8 for two float32 leaves' lanes a and b.
+func lanesSum8Float32(a, b archsimd.Float32x8) float32 {
+	p := a.AddPairsGrouped(b)     // [a0+a1, a2+a3, b0+b1, b2+b3 | a4+a5, a6+a7, b4+b5, b6+b7]
+	p = p.AddPairsGrouped(p)      // [a0123, b0123, a0123, b0123 | a4567, b4567, ...]
+	q := p.GetLo().Add(p.GetHi()) // [leaf a, leaf b, leaf a, leaf b]
+	s := q.AddPairs(q).GetElem(0)
+	clearUpper()
+	return s
+}
+
+// fullLeafPairFloat32 is leafPairFloat32 for two leaves of pairwiseBlock
+// elements, unrolled.
+func fullLeafPairFloat32(p unsafe.Pointer) float32 {
+	q := unsafe.Add(p, pairwiseBlock*4)
+	var a, b archsimd.Float32x8
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 0)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 0)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 32)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 32)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 64)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 64)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 96)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 96)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 128)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 128)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 160)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 160)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 192)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 192)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 224)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 224)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 256)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 256)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 288)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 288)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 320)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 320)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 352)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 352)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 384)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 384)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 416)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 416)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 448)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 448)))
+	a = a.Add(archsimd.LoadFloat32x8(f32x8(p, 480)))
+	b = b.Add(archsimd.LoadFloat32x8(f32x8(q, 480)))
+	return lanesSum8Float32(a, b)
 }
