@@ -94,7 +94,9 @@ func leafPair256(p unsafe.Pointer, na, nb int) float64 {
 }
 
 // fullLeafPair512 is leafPair512 for two leaves of pairwiseBlock elements,
-// unrolled: the loop's own instructions cost more than its loads in L2.
+// unrolled: the loop's own instructions cost more than its loads in L2 (a
+// loop over blocks of four vectors of each leaf, inlined, measured 7% slower
+// for float64 in L2 and 15% for float32).
 func fullLeafPair512(p unsafe.Pointer) float64 {
 	q := unsafe.Add(p, pairwiseBlock*8)
 	var a, b archsimd.Float64x8
