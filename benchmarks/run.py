@@ -300,6 +300,74 @@ def measure_disk(work_dir: str, total: int, files: int = 8, repeats: int = 3) ->
     }
 
 
+def measure_fill(paths, limit: int, segments: int = 4) -> dict:
+    """How fast reads through the page cache fill it, as it fills: the case's
+    own input files read with 2 threads after dropping the cache, in order,
+    up to *limit* bytes, timed in *segments* equal parts.
+
+    The disk probe reads 4 GiB; a pass that leaves much more than that in
+    the cache may fill it slower. On a VM whose free memory goes back to its
+    host (virtio-balloon free page reporting), each page the cache takes
+    faults to the host on first touch: on the 2-core Intel VM of
+    2026-12-07, reads through the cache ran at 1.9 GB/s for the first
+    ~4 GB, then at 0.5-0.9 GB/s, while direct reads kept 1.8-2.0 GB/s.
+    ``roofline`` uses the parts' rates to price the cache a later pass reads.
+    """
+    files = []
+    for path in paths:
+        for root, _, names in os.walk(path):
+            files += [os.path.join(root, n) for n in sorted(names)]
+    files.sort()
+    drop_caches()
+    marks = []  # (bytes read, seconds) after each file, in order
+    done, t0 = 0, time.perf_counter()
+    with ThreadPoolExecutor(2) as pool:
+        for i in range(0, len(files), 2):
+            batch = files[i : i + 2]
+            list(pool.map(_read_file, batch))
+            done += sum(os.path.getsize(f) for f in batch)
+            marks.append((done, time.perf_counter() - t0))
+            if done >= limit:
+                break
+    drop_caches()
+    parts = []
+    if done > 0:
+        step, last = done / segments, (0, 0.0)
+        for k in range(1, segments + 1):
+            b, t = next(m for m in marks if m[0] >= min(k * step, done))
+            if b > last[0] and t > last[1]:
+                parts.append({"bytes": b - last[0], "Bps": (b - last[0]) / (t - last[1])})
+                last = (b, t)
+    return {"bytes": done, "parts": parts}
+
+
+def cached_passes_s(read: int, cached: int, passes: int, disk: float, cache: float, fill: list[dict]) -> tuple[float, int]:
+    """The cheapest way to make *passes* further reads of *read* bytes after
+    a first read from disk, with up to *cached* bytes left in the page cache
+    by the first: the extra seconds, and the bytes the cache holds for it.
+
+    Caching a byte costs the first read 1/fill - 1/disk more than reading
+    it directly (the fill rate of the part of the cache it lands in:
+    *fill*, measure_fill's parts, the last extended to the rest), and saves
+    each further read 1/disk - 1/cache. The cache fills in order, so the
+    choice is how far to fill it: every prefix is priced, and the cheapest
+    taken (no fill probe: the cache fills at the disk's speed).
+    """
+    parts = fill or [{"bytes": cached, "Bps": disk}]
+    best = (passes * read / disk, 0)
+    held, extra = 0, 0.0
+    for i, part in enumerate(parts):
+        n = cached - held if i == len(parts) - 1 else min(part["bytes"], cached - held)
+        if n <= 0:
+            break
+        extra += n * max(0.0, 1 / part["Bps"] - 1 / disk)
+        held += n
+        cost = extra + passes * (held / cache + (read - held) / disk)
+        if cost < best[0]:
+            best = (cost, held)
+    return best
+
+
 def dirty_limit(ram: int) -> int:
     """Bytes of dirty page cache before a writer must wait for the disk
     (``vm.dirty_bytes``, else ``vm.dirty_ratio`` % of RAM: an upper bound, as
@@ -560,6 +628,9 @@ def _compare(a: list, b: list, rtol: float, atol: float) -> tuple[bool, str]:
 
 # Page cache the inputs may not count on: the OS, the interpreters, the driver.
 CACHE_MARGIN = 2 * 2**30
+# The most bytes measure_fill reads to price the page cache a later pass
+# reads (about 15 s on the 2-core Intel VM).
+FILL_PROBE_MAX = 12 * 2**30
 
 
 def cpu_probe(case: wl.Case, size: str, state: dict) -> dict:
@@ -671,9 +742,24 @@ def roofline(case: wl.Case, paths: dict, recs: list[dict], cpu: dict, args, stat
     # part the page cache can hold from there, the rest from disk.
     more_passes = case.passes - 1 if read > args.workers * case.allowed_mem else 0
     again_s = 0.0
+    fill = None
     if more_passes:
         cached = read if read_kind == "warm" else max(0, min(read, room))
-        again_s = more_passes * (cached / io["read_Bps"] + (read - cached) / read_bps)
+        if read_kind == "cold" and cached > 0:
+            # What filling the cache costs on this machine, measured on the
+            # case's own inputs (once per case and run).
+            key = (case.key, tuple(sorted(paths.values())))
+            if key not in state.setdefault("fill", {}):
+                state["fill"][key] = measure_fill(list(paths.values()), min(cached, FILL_PROBE_MAX))
+            fill = state["fill"][key]
+            again_s, cached = cached_passes_s(read, cached, more_passes, read_bps, io["read_Bps"], fill["parts"])
+            fill_note = ", ".join(f"{report.fmt_b(p['bytes'])} at {report.fmt_b(p['Bps'])}/s" for p in fill["parts"])
+            notes.append(
+                f"filling the page cache (read with 2 threads after dropping it, in parts): {fill_note}; "
+                f"the cheapest further reads keep {report.fmt_b(cached)} of the inputs in the cache"
+            )
+        else:
+            again_s = more_passes * (cached / io["read_Bps"] + (read - cached) / read_bps)
         where = f"{report.fmt_b(cached)} from the page cache" + (
             f" and {report.fmt_b(read - cached)} from disk" if read > cached else ""
         )
@@ -710,6 +796,7 @@ def roofline(case: wl.Case, paths: dict, recs: list[dict], cpu: dict, args, stat
         "write_Bps": write_bps,
         "write_kind": write_kind,
         "cache_room": room,
+        "fill": fill,
         "dirty_limit": limit,
         "notes": notes,
     }

@@ -204,3 +204,36 @@ print(json.dumps(sorted(opened.values())))
         [DRIVER_PYTHON, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [2, 2, 2]
+
+
+def test_further_passes_price_the_cache_fill():
+    """A case that reads its inputs twice and cannot hold them is priced at
+    the cheaper of keeping what the cache can hold (paid for where filling
+    it is slower than the disk) and reading everything from disk again."""
+    code = f"""
+import json, sys
+sys.path.insert(0, {HERE!r})
+import run
+GB = 1e9
+def p(fill):
+    s, held = run.cached_passes_s(30 * GB, 19 * GB, 1, 2 * GB, 16 * GB, fill)
+    return [round(s, 3), round(held / GB, 3)]
+print(json.dumps([
+    p([]),
+    p([{{"bytes": 3 * GB, "Bps": 2 * GB}}, {{"bytes": 3 * GB, "Bps": 0.7 * GB}}]),
+    p([{{"bytes": 3 * GB, "Bps": 0.5 * GB}}]),
+    p([{{"bytes": 3 * GB, "Bps": 1.6 * GB}}, {{"bytes": 3 * GB, "Bps": 2.5 * GB}}]),
+]))
+"""
+    out = subprocess.run(
+        [DRIVER_PYTHON or sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    free, slow_after_3, slow, fast = json.loads(out.stdout.strip().splitlines()[-1])
+    # A fill at the disk's speed: all 19 GB from the cache, 11 from disk.
+    assert free == pytest.approx([19 / 16 + 11 / 2, 19], abs=1e-3)
+    # Fast for 3 GB, then at 0.7 GB/s: only the fast part pays.
+    assert slow_after_3 == pytest.approx([3 / 16 + 27 / 2, 3], abs=1e-3)
+    # Slower than the disk throughout: read everything again.
+    assert slow == [15, 0]
+    # Slower in the first part but made up by the rest: fill it all.
+    assert fast == pytest.approx([3 * (1 / 1.6 - 1 / 2) + 19 / 16 + 11 / 2, 19], abs=1e-3)
