@@ -316,7 +316,7 @@ def measure_fill(paths, limit: int, segments: int = 4) -> dict:
     files = []
     for path in paths:
         for root, _, names in os.walk(path):
-            files += [os.path.join(root, n) for n in sorted(names)]
+            files += [os.path.join(root, n) for n in names]
     files.sort()
     drop_caches()
     marks = []  # (bytes read, seconds) after each file, in order
@@ -747,11 +747,8 @@ def roofline(case: wl.Case, paths: dict, recs: list[dict], cpu: dict, args, stat
         cached = read if read_kind == "warm" else max(0, min(read, room))
         if read_kind == "cold" and cached > 0:
             # What filling the cache costs on this machine, measured on the
-            # case's own inputs (once per case and run).
-            key = (case.key, tuple(sorted(paths.values())))
-            if key not in state.setdefault("fill", {}):
-                state["fill"][key] = measure_fill(list(paths.values()), min(cached, FILL_PROBE_MAX))
-            fill = state["fill"][key]
+            # case's own inputs (roofline runs once per case).
+            fill = measure_fill(list(paths.values()), min(cached, FILL_PROBE_MAX))
             again_s, cached = cached_passes_s(read, cached, more_passes, read_bps, io["read_Bps"], fill["parts"])
             fill_note = ", ".join(f"{report.fmt_b(p['bytes'])} at {report.fmt_b(p['Bps'])}/s" for p in fill["parts"])
             notes.append(
