@@ -100,6 +100,11 @@ func (s *storage) array(ctx context.Context, a *plan.Array) (*zarr.Array, error)
 	if err != nil {
 		return nil, err
 	}
+	if ref.ByInnerChunks {
+		if z, err = z.ByInnerChunks(); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	s.arrays[a] = z
 	s.mu.Unlock()

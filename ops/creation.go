@@ -126,6 +126,15 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 	if err != nil {
 		return nil, fmt.Errorf("from_zarr: cannot read the Zarr array at store %q, path %q: %w", store, path, err)
 	}
+	// A sharded array is read by its inner chunks, the grid zarr-python
+	// reports as its chunks: a task then holds an inner chunk, not a
+	// whole shard (issue #19: W8's sharded read held 3.9× Dask's memory).
+	inner, err := z.ByInnerChunks()
+	if err != nil {
+		return nil, fmt.Errorf("from_zarr: cannot read the inner chunks of the Zarr array at store %q, path %q: %w", store, path, err)
+	}
+	byInner := inner != z
+	z = inner
 	meta := z.Metadata()
 	dt := meta.DataType
 	if dt == zarr.Float16 {
@@ -154,7 +163,7 @@ func FromZarr(ctx context.Context, store, path string, chunks ChunkSpec, spec *p
 		stored[i] = c
 	}
 	a := plan.NewArray(meta.Shape, dt, stored, spec)
-	a.Source = &plan.ZarrRef{Store: store, Path: path, StorageOptions: storageOptions}
+	a.Source = &plan.ZarrRef{Store: store, Path: path, StorageOptions: storageOptions, ByInnerChunks: byInner}
 	a.PartialReads = z.ReadsBoxes()
 	if chunks == nil {
 		return a, nil

@@ -59,6 +59,11 @@ type ZarrRef struct {
 	// InnerChunks, when set, makes a created array sharded: its chunks (the
 	// array's blocks) are shards of inner chunks of this shape.
 	InnerChunks []int `json:"inner_chunks,omitempty"`
+	// ByInnerChunks, on a source, reads a sharded array by its inner
+	// chunks (zarr.Array.ByInnerChunks): the array's grid is the inner
+	// chunks', as zarr-python's Array.chunks is, so a block reads only its
+	// inner chunks, not their whole shard.
+	ByInnerChunks bool `json:"by_inner_chunks,omitempty"`
 	// Overwrite allows replacing an existing array at a target.
 	Overwrite bool `json:"overwrite,omitempty"`
 	// Existing targets an array that exists already: the computed array is

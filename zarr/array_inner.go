@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Inner chunks: the read granularity of a sharded array. ReadChunk and
@@ -32,12 +34,15 @@ func (a *Array) InnerChunkBytes() int {
 	return a.chunkBytes
 }
 
-// InnerGridShape returns the number of inner chunks along each dimension.
+// InnerGridShape returns the number of inner chunks along each dimension
+// that hold elements of the array (inner chunks wholly in the padding of
+// the last shard are left out).
 func (a *Array) InnerGridShape() []int {
 	g := a.GridShape()
 	if a.shard != nil {
-		for i := range g {
-			g[i] *= a.shard.grid[i]
+		for i, n := range a.meta.Shape {
+			c := a.shard.innerSpec.shape[i]
+			g[i] = (n + c - 1) / c
 		}
 	}
 	return g
@@ -74,57 +79,16 @@ func (a *Array) ReadInnerChunk(ctx context.Context, coords []int, dst []byte) er
 	key := a.ChunkKey(shard)
 	i := sc.innerIndex(within)
 
-	rg, ranged := a.store.(RangeGetter)
-	sg, suffix := a.store.(SuffixGetter)
-	if !ranged || (!sc.atStart && !suffix) {
-		whole, err := a.store.Get(ctx, key)
-		if errors.Is(err, ErrNotFound) {
-			return a.missing(key, dst)
-		}
-		if err != nil {
-			return err
-		}
-		stored, err := sc.indexOf(whole)
-		if err != nil {
-			return fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
-		}
-		return a.decodeInner(key, i, whole, stored, dst, int64(len(whole)))
-	}
-
-	var stored []byte
-	var err error
-	if sc.atStart {
-		stored, err = rg.GetRange(ctx, key, 0, int64(sc.indexSize))
-	} else {
-		stored, err = sg.GetSuffix(ctx, key, int64(sc.indexSize))
-	}
+	data, ok, err := a.innerEncoded(ctx, key, i, nil)
 	if errors.Is(err, ErrNotFound) {
 		return a.missing(key, dst)
 	}
 	if err != nil {
 		return err
 	}
-	entries, err := sc.decodeIndex(stored)
-	if err != nil {
-		return fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
-	}
-	off, n, ok, err := sc.entry(entries, i, -1)
-	if err != nil {
-		return fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
-	}
 	if !ok {
 		a.fill(dst)
 		return nil
-	}
-	data, err := rg.GetRange(ctx, key, off, n)
-	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w: chunk %s: removed while its inner chunk %d was read", ErrCorrupt, key, i)
-	}
-	if err != nil {
-		return err
-	}
-	if int64(len(data)) != n {
-		return fmt.Errorf("%w: chunk %s: inner chunk %d at [%d, +%d) outside the shard", ErrCorrupt, key, i, off, n)
 	}
 	if err := sc.inner.decode(dst, data); err != nil {
 		return fmt.Errorf("%w: chunk %s: sharding_indexed codec: inner chunk %d: %w", ErrCorrupt, key, i, err)
@@ -132,23 +96,186 @@ func (a *Array) ReadInnerChunk(ctx context.Context, coords []int, dst []byte) er
 	return nil
 }
 
-// decodeInner decodes inner chunk i from a whole shard.
-func (a *Array) decodeInner(key string, i int, whole, stored, dst []byte, size int64) error {
+// innerEncoded returns the stored bytes of inner chunk i of the shard
+// under key: ok is false when the shard's index marks the chunk as not
+// stored (it reads as the fill value), and a missing shard is an error
+// wrapping ErrNotFound. It reads the index and then the chunk with ranged
+// reads when the store can (see ReadInnerChunk), else the whole shard.
+// The bytes go into into when they fit and the store reads ranges into
+// buffers (RangesReaderInto).
+func (a *Array) innerEncoded(ctx context.Context, key string, i int, into []byte) (data []byte, ok bool, err error) {
 	sc := a.shard
-	entries, err := sc.decodeIndex(stored)
+	rg, ranged := a.store.(RangeGetter)
+	sg, suffix := a.store.(SuffixGetter)
+	if !ranged || (!sc.atStart && !suffix) {
+		whole, err := a.store.Get(ctx, key)
+		if err != nil {
+			return nil, false, err
+		}
+		stored, err := sc.indexOf(whole)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
+		}
+		off, n, ok, err := a.innerEntry(key, i, stored, int64(len(whole)))
+		if !ok || err != nil {
+			return nil, false, err
+		}
+		return whole[off : off+n], true, nil
+	}
+
+	var stored []byte
+	if sc.atStart {
+		stored, err = rg.GetRange(ctx, key, 0, int64(sc.indexSize))
+	} else {
+		stored, err = sg.GetSuffix(ctx, key, int64(sc.indexSize))
+	}
 	if err != nil {
-		return fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
+		return nil, false, err
 	}
-	off, n, ok, err := sc.entry(entries, i, size)
+	off, n, ok, err := a.innerEntry(key, i, stored, -1)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	if rr, isRR := a.store.(RangesReaderInto); isRR && int64(len(into)) >= n {
+		data = into[:n]
+		err = rr.GetRangesInto(ctx, key, []int64{off}, [][]byte{data})
+		if errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: chunk %s: inner chunk %d at [%d, +%d) outside the shard", ErrCorrupt, key, i, off, n)
+		}
+	} else {
+		data, err = rg.GetRange(ctx, key, off, n)
+		if err == nil && int64(len(data)) != n {
+			err = fmt.Errorf("%w: chunk %s: inner chunk %d at [%d, +%d) outside the shard", ErrCorrupt, key, i, off, n)
+		}
+	}
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, fmt.Errorf("%w: chunk %s: removed while its inner chunk %d was read", ErrCorrupt, key, i)
+	}
 	if err != nil {
-		return fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
+		return nil, false, err
 	}
-	if !ok {
-		a.fill(dst)
-		return nil
+	return data, true, nil
+}
+
+// innerEntry decodes a shard's stored index and returns inner chunk i's
+// byte range within a shard of size bytes (size < 0: not checked).
+func (a *Array) innerEntry(key string, i int, stored []byte, size int64) (off, n int64, ok bool, err error) {
+	entries, err := a.shard.decodeIndex(stored)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
 	}
-	if err := sc.inner.decode(dst, whole[off:off+n]); err != nil {
-		return fmt.Errorf("%w: chunk %s: sharding_indexed codec: inner chunk %d: %w", ErrCorrupt, key, i, err)
+	off, n, ok, err = a.shard.entry(entries, i, size)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%w: chunk %s: %w", ErrCorrupt, key, err)
 	}
-	return nil
+	return off, n, ok, nil
+}
+
+// ByInnerChunks returns a read-only view of a whose chunks are a's inner
+// chunks: on a sharded array whose inner chunks can be read on their own,
+// an Array whose ChunkShape is the inner chunk shape, whose grid is
+// InnerGridShape and whose ReadChunk reads one inner chunk as
+// ReadInnerChunk does (its Metadata names the inner chunk shape and
+// codecs); otherwise a itself. This is the grid readers use, as
+// zarr-python's Array.chunks is: reading a block costs its inner chunks,
+// not its whole shard. In the view a missing shard or inner chunk always
+// reads as the fill value, and WriteChunk fails with ErrInvalid.
+func (a *Array) ByInnerChunks() (*Array, error) {
+	sc := a.shard
+	if sc == nil {
+		return a, nil
+	}
+	meta := a.meta.clone()
+	meta.ChunkShape = slices.Clone(sc.innerSpec.shape)
+	meta.Codecs = cloneCodecs(sc.inner.codecs)
+	meta.ChunkKeyEncoding = ChunkKeyEncoding{Name: "default", Separator: "/"}
+	s := &innerStore{outer: a, prefix: nodeKey(a.path, "c")}
+	return newArray(s, a.path, meta)
+}
+
+// innerStore serves the chunks of ByInnerChunks' view: the key of inner
+// chunk (i, j, …) under the default encoding is read as that inner chunk
+// of its shard in the outer array's store. A chunk the shard's index marks
+// as not stored is missing (ErrNotFound), so it reads as the fill value.
+type innerStore struct {
+	outer  *Array
+	prefix string // the view's chunk key prefix, "<path>/c"
+}
+
+// locate returns the key of the shard holding the inner chunk under key,
+// and the chunk's index within the shard.
+func (s *innerStore) locate(key string) (shardKey string, i int, err error) {
+	a, sc := s.outer, s.outer.shard
+	bad := fmt.Errorf("%w: %q is not an inner chunk key of array %q", ErrInvalid, key, a.path)
+	rest, found := strings.CutPrefix(key, s.prefix)
+	if !found {
+		return "", 0, bad
+	}
+	var parts []string
+	if rest != "" {
+		if rest[0] != '/' {
+			return "", 0, bad
+		}
+		parts = strings.Split(rest[1:], "/")
+	}
+	if len(parts) != len(sc.grid) {
+		return "", 0, bad
+	}
+	shard := make([]int, len(parts))
+	within := make([]int, len(parts))
+	for d, p := range parts {
+		c, err := strconv.Atoi(p)
+		if err != nil || c < 0 || c >= a.grid[d]*sc.grid[d] {
+			return "", 0, bad
+		}
+		shard[d], within[d] = c/sc.grid[d], c%sc.grid[d]
+	}
+	return a.ChunkKey(shard), sc.innerIndex(within), nil
+}
+
+func (s *innerStore) read(ctx context.Context, key string, into []byte) ([]byte, error) {
+	shardKey, i, err := s.locate(key)
+	if err != nil {
+		return nil, err
+	}
+	data, ok, err := s.outer.innerEncoded(ctx, shardKey, i, into)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: inner chunk %d of chunk %s is not stored", ErrNotFound, i, shardKey)
+	}
+	return data, err
+}
+
+// Get implements Store.
+func (s *innerStore) Get(ctx context.Context, key string) ([]byte, error) {
+	data, err := s.read(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clip(data), nil
+}
+
+// GetInto implements ReaderInto: the chunk's bytes go straight into dst
+// when the outer store reads ranges into buffers.
+func (s *innerStore) GetInto(ctx context.Context, key string, dst []byte) (int, error) {
+	data, err := s.read(ctx, key, dst)
+	if err != nil {
+		return 0, err
+	}
+	if len(data) > len(dst) {
+		return 0, fmt.Errorf("%w: %s: %d bytes, longer than the %d-byte buffer", ErrCorrupt, key, len(data), len(dst))
+	}
+	if len(data) > 0 && &data[0] != &dst[0] {
+		copy(dst, data)
+	}
+	return len(data), nil
+}
+
+// Set implements Store: the view is read-only.
+func (s *innerStore) Set(ctx context.Context, key string, value []byte) error {
+	return fmt.Errorf("%w: cannot write %s: the inner chunks of array %q are a read-only view", ErrInvalid, key, s.outer.path)
+}
+
+// Delete implements Store: the view is read-only.
+func (s *innerStore) Delete(ctx context.Context, key string) error {
+	return s.Set(ctx, key, nil)
 }

@@ -29,8 +29,9 @@
 // the array's chunks, which are whole shards; WriteChunk writes a shard
 // whole. ReadInnerChunk reads one inner chunk (InnerChunkShape,
 // InnerGridShape, InnerChunkBytes) with ranged reads of the shard's index
-// and of the chunk (RangeGetter, SuffixGetter). For other arrays an inner
-// chunk is a chunk.
+// and of the chunk (RangeGetter, SuffixGetter); ByInnerChunks returns a
+// read-only view whose chunks are the inner chunks. For other arrays an
+// inner chunk is a chunk.
 //
 // Memory: ReadChunk decodes into the caller's buffer. When the codec chain
 // is plain little-endian "bytes" and the store implements ReaderInto, the

@@ -87,9 +87,19 @@ func Example_sharding() {
 		panic(err)
 	}
 	fmt.Println(inner)
+	// The same chunk through the view whose chunks are the inner chunks.
+	view, err := a.ByInnerChunks()
+	if err != nil {
+		panic(err)
+	}
+	if err := view.ReadChunk(ctx, []int{1, 1}, inner); err != nil { // rows 2-3, columns 2-3
+		panic(err)
+	}
+	fmt.Println("view grid:", view.GridShape(), inner)
 	// Output:
 	// shards: [1 1] inner chunks: [2 2] of [2 2]
 	// [8 9 12 13]
+	// view grid: [2 2] [10 11 14 15]
 }
 
 // A Zarr v2 array, as zarr-python 2 writes them by default.

@@ -213,6 +213,17 @@ func TestFixtures(t *testing.T) {
 			if !bytes.Equal(full, want) {
 				t.Errorf("inner chunks differ from expected.bin")
 			}
+			// The same through the view whose chunks are the inner chunks.
+			view, err := a.ByInnerChunks()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(view.ChunkShape(), a.InnerChunkShape()) || !slices.Equal(view.GridShape(), a.InnerGridShape()) {
+				t.Errorf("view of chunks %v, grid %v; want the inner %v, %v", view.ChunkShape(), view.GridShape(), a.InnerChunkShape(), a.InnerGridShape())
+			}
+			if got := readAllChunks(t, view); !bytes.Equal(got, want) {
+				t.Errorf("the inner-chunk view differs from expected.bin")
+			}
 
 			// The metadata survives our writer, and our encoder writes the
 			// same chunks (byte for byte where nothing is compressed).
