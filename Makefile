@@ -12,9 +12,10 @@ LIB := python/cubego/libcubego.so
 # build and test below uses them; `test` also runs the kernels without them.
 export GOEXPERIMENT := simd
 GO_SOURCES := $(shell find . -name '*.go' -not -name '*_test.go' -not -path './.venv/*' -not -path './.git/*' 2>/dev/null)
-# Optional build tags, comma-separated: `make lib TAGS=openblas,libzstd`.
+# Optional build tags, comma-separated: `make lib TAGS=openblas,gcs`.
 #   openblas  OpenBLAS (libopenblas-dev) for the BLAS calls (docs/api_status.md)
-#   libzstd   the zstd codec through libzstd, compiled from DataDog/zstd's bundled sources (docs/zarr.md)
+#   purezstd  the zstd codec through klauspost/compress (pure Go) instead of libzstd, which is
+#             the default, compiled from DataDog/zstd's bundled sources (docs/zarr.md)
 TAGS ?=
 GO_BUILD := CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" $(if $(TAGS),-tags '$(TAGS)')
 
@@ -46,7 +47,7 @@ test: venv $(LIB)
 	$(GO) vet ./...
 	CUBEGO_ZARR_PYTHON=$(abspath $(VPY)) CUBEGO_MOTO_PYTHON=$(abspath $(VPY)) $(GO) test -race ./...
 	GOEXPERIMENT= $(GO) test ./ops/...
-	$(GO) test -tags libzstd ./zarr/
+	$(GO) test -tags purezstd ./zarr/
 	@if echo '#include <cblas.h>' | $(CC) -E - >/dev/null 2>&1 && $(CC) -lopenblas -shared -o /dev/null 2>/dev/null; then \
 		$(GO) test -tags openblas ./ops/...; \
 	else echo "skipping the openblas build tag's tests: no libopenblas-dev"; fi

@@ -187,7 +187,7 @@ def _build_library(output: Path) -> None:
         "-trimpath",
         "-ldflags=-s -w",
         # CUBEGO_GO_TAGS: optional build tags, comma-separated, as the Makefile's TAGS
-        # (openblas: docs/api_status.md; libzstd: docs/zarr.md).
+        # (openblas: docs/api_status.md; purezstd: docs/zarr.md).
         *(["-tags=" + os.environ["CUBEGO_GO_TAGS"]] if os.environ.get("CUBEGO_GO_TAGS") else []),
         "-o",
         str(output),

@@ -10,8 +10,8 @@ import (
 // The "zstd" codec (zarr-specs codecs/zstd) compresses bytes as one
 // Zstandard frame with its content size, optionally with a checksum.
 //
-// With the libzstd build tag, libzstd does the work instead
-// (zstd_libzstd.go). Encoders and the decoder are shared process-wide:
+// When cgo is on (and the purezstd tag is not set), libzstd does the work
+// instead (zstd_libzstd.go). Encoders and the decoder are shared process-wide:
 // EncodeAll and DecodeAll are safe for concurrent use. The decoder is
 // limited to the capacity of the buffer it decodes into (one chunk), so a
 // small hostile frame cannot expand into a large allocation.

@@ -1,4 +1,4 @@
-//go:build libzstd
+//go:build cgo && !purezstd
 
 package zarr
 
