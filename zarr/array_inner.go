@@ -270,6 +270,38 @@ func (s *innerStore) GetInto(ctx context.Context, key string, dst []byte) (int, 
 	return len(data), nil
 }
 
+// Prefetch implements Prefetcher: when the outer store prefetches ranges
+// (RangePrefetcher, a local file store), it reads the shard's index and
+// asks for the inner chunk's bytes, so that the engine's read-ahead of the
+// next block reaches sharded sources too. Errors are dropped: the read
+// reports them.
+func (s *innerStore) Prefetch(ctx context.Context, key string) error {
+	rp, ok := s.outer.store.(RangePrefetcher)
+	if !ok {
+		return nil
+	}
+	a, sc := s.outer, s.outer.shard
+	shardKey, i, err := s.locate(key)
+	if err != nil {
+		return nil
+	}
+	var stored []byte
+	if rg, ranged := a.store.(RangeGetter); ranged && sc.atStart {
+		stored, err = rg.GetRange(ctx, shardKey, 0, int64(sc.indexSize))
+	} else if sg, suffix := a.store.(SuffixGetter); suffix && !sc.atStart {
+		stored, err = sg.GetSuffix(ctx, shardKey, int64(sc.indexSize))
+	} else {
+		return nil
+	}
+	if err != nil {
+		return nil
+	}
+	if off, n, ok, err := a.innerEntry(shardKey, i, stored, -1); ok && err == nil {
+		_ = rp.PrefetchRange(ctx, shardKey, off, n)
+	}
+	return nil
+}
+
 // Set implements Store: the view is read-only.
 func (s *innerStore) Set(ctx context.Context, key string, value []byte) error {
 	return fmt.Errorf("%w: cannot write %s: the inner chunks of array %q are a read-only view", ErrInvalid, key, s.outer.path)

@@ -11,10 +11,22 @@ import (
 	"github.com/cubego/cubego/zarr"
 )
 
-// rangeCounter counts the bytes a store hands out, by any read.
+// rangeCounter counts the bytes a store hands out, by any read, and
+// records the ranges it is asked to prefetch.
 type rangeCounter struct {
 	zarr.Store
 	bytes, wholeGets int64
+	prefetched       []prefetch
+}
+
+type prefetch struct {
+	key       string
+	off, size int64
+}
+
+func (s *rangeCounter) PrefetchRange(ctx context.Context, key string, off, n int64) error {
+	s.prefetched = append(s.prefetched, prefetch{key, off, n})
+	return nil
 }
 
 func (s *rangeCounter) Get(ctx context.Context, key string) ([]byte, error) {
@@ -113,9 +125,25 @@ func TestByInnerChunks(t *testing.T) {
 					if err := b.ReadInnerChunk(ctx, coords, want); err != nil {
 						t.Fatal(err)
 					}
+					counter.prefetched = nil
+					if !view.PrefetchChunk(ctx, coords) {
+						t.Errorf("view.PrefetchChunk(%v) did not ask the store", coords)
+					}
 					counter.bytes, counter.wholeGets = 0, 0
 					if err := view.ReadChunk(ctx, coords, got); err != nil {
 						t.Fatalf("view.ReadChunk(%v): %v", coords, err)
+					}
+					// The prefetch names the shard and exactly the bytes
+					// the read takes after the index; nothing for a chunk
+					// that is not stored.
+					stored := r < 2 && !(r == 1 && c == 2)
+					if stored {
+						if len(counter.prefetched) != 1 || counter.prefetched[0].key != "x/c/0/0" ||
+							counter.prefetched[0].size != counter.bytes-(6*16+4) {
+							t.Errorf("chunk %v: prefetched %v, want the %d bytes read of x/c/0/0", coords, counter.prefetched, counter.bytes-(6*16+4))
+						}
+					} else if len(counter.prefetched) != 0 {
+						t.Errorf("chunk %v, not stored: prefetched %v", coords, counter.prefetched)
 					}
 					if !slices.Equal(got, want) {
 						t.Errorf("view chunk %v differs from ReadInnerChunk", coords)
