@@ -105,9 +105,8 @@ func (a *Array) ReadInnerChunk(ctx context.Context, coords []int, dst []byte) er
 // buffers (RangesReaderInto).
 func (a *Array) innerEncoded(ctx context.Context, key string, i int, into []byte) (data []byte, ok bool, err error) {
 	sc := a.shard
-	rg, ranged := a.store.(RangeGetter)
-	sg, suffix := a.store.(SuffixGetter)
-	if !ranged || (!sc.atStart && !suffix) {
+	stored, ranged, err := a.shardIndex(ctx, key)
+	if !ranged {
 		whole, err := a.store.Get(ctx, key)
 		if err != nil {
 			return nil, false, err
@@ -121,13 +120,6 @@ func (a *Array) innerEncoded(ctx context.Context, key string, i int, into []byte
 			return nil, false, err
 		}
 		return whole[off : off+n], true, nil
-	}
-
-	var stored []byte
-	if sc.atStart {
-		stored, err = rg.GetRange(ctx, key, 0, int64(sc.indexSize))
-	} else {
-		stored, err = sg.GetSuffix(ctx, key, int64(sc.indexSize))
 	}
 	if err != nil {
 		return nil, false, err
@@ -143,7 +135,7 @@ func (a *Array) innerEncoded(ctx context.Context, key string, i int, into []byte
 			err = fmt.Errorf("%w: chunk %s: inner chunk %d at [%d, +%d) outside the shard", ErrCorrupt, key, i, off, n)
 		}
 	} else {
-		data, err = rg.GetRange(ctx, key, off, n)
+		data, err = a.store.(RangeGetter).GetRange(ctx, key, off, n)
 		if err == nil && int64(len(data)) != n {
 			err = fmt.Errorf("%w: chunk %s: inner chunk %d at [%d, +%d) outside the shard", ErrCorrupt, key, i, off, n)
 		}
@@ -155,6 +147,25 @@ func (a *Array) innerEncoded(ctx context.Context, key string, i int, into []byte
 		return nil, false, err
 	}
 	return data, true, nil
+}
+
+// shardIndex reads the stored index of the shard under key with one
+// ranged read; ranged is false (and nothing is read) when the store cannot
+// read the index on its own: no RangeGetter, or no SuffixGetter for an
+// index at the end.
+func (a *Array) shardIndex(ctx context.Context, key string) (stored []byte, ranged bool, err error) {
+	sc := a.shard
+	if rg, ok := a.store.(RangeGetter); ok && sc.atStart {
+		stored, err = rg.GetRange(ctx, key, 0, int64(sc.indexSize))
+		return stored, true, err
+	}
+	if _, ok := a.store.(RangeGetter); ok && !sc.atStart {
+		if sg, ok := a.store.(SuffixGetter); ok {
+			stored, err = sg.GetSuffix(ctx, key, int64(sc.indexSize))
+			return stored, true, err
+		}
+	}
+	return nil, false, nil
 }
 
 // innerEntry decodes a shard's stored index and returns inner chunk i's
@@ -280,20 +291,13 @@ func (s *innerStore) Prefetch(ctx context.Context, key string) error {
 	if !ok {
 		return nil
 	}
-	a, sc := s.outer, s.outer.shard
+	a := s.outer
 	shardKey, i, err := s.locate(key)
 	if err != nil {
 		return nil
 	}
-	var stored []byte
-	if rg, ranged := a.store.(RangeGetter); ranged && sc.atStart {
-		stored, err = rg.GetRange(ctx, shardKey, 0, int64(sc.indexSize))
-	} else if sg, suffix := a.store.(SuffixGetter); suffix && !sc.atStart {
-		stored, err = sg.GetSuffix(ctx, shardKey, int64(sc.indexSize))
-	} else {
-		return nil
-	}
-	if err != nil {
+	stored, ranged, err := a.shardIndex(ctx, shardKey)
+	if !ranged || err != nil {
 		return nil
 	}
 	if off, n, ok, err := a.innerEntry(shardKey, i, stored, -1); ok && err == nil {
