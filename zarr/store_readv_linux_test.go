@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -161,12 +162,41 @@ func TestFileStoreGetCachedRangesInto(t *testing.T) {
 	if err := f.Sync(); err != nil { // dirty pages are not dropped
 		t.Fatal(err)
 	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
-	if in, _, ok := cachedPages(f, 0, int64(len(want))); ok && in == 0 {
-		if _, ok, err := read(); ok || err != nil {
-			t.Fatalf("value out of the page cache: %v, %v; want false", ok, err)
+	// Out of the page cache, the read reports false. A VM's kernel has
+	// now and then (one fresh-clone CI run in many) answered a read right
+	// after the drop from the cache all the same, so the drop and the read
+	// are tried three times and the test fails only if every try reads. A
+	// refused read may start the kernel's readahead, whose pages cannot be
+	// dropped until it completes, so each drop is repeated until the cache
+	// holds none of the value.
+	for try := 1; ; try++ {
+		dropped := false
+		for range 100 {
+			if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+				t.Fatal(err)
+			}
+			in, _, ok := cachedPages(f, 0, int64(len(want)))
+			if !ok {
+				break // cachestat(2) is missing: the cache cannot be told
+			}
+			if dropped = in == 0; dropped {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !dropped {
+			t.Log("the value could not be dropped from the page cache: the read out of it is not checked")
+			break
+		}
+		_, ok, err := read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("value out of the page cache: read %d times all the same; want false", try)
 		}
 	}
 	if _, err := s.GetCachedRangesInto(ctx, "k", []int64{1<<20 - 2}, [][]byte{make([]byte, 3)}); !errors.Is(err, ErrCorrupt) {
